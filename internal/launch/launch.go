@@ -1,0 +1,553 @@
+// Package launch starts, finds and stops an ephemeral Heat for one heat_dir:
+// it writes the configuration, prepares the database, runs db_sync, starts
+// the server detached, waits until the API answers, and records what it
+// started so later runs are idempotent and a recycled pid is never mistaken
+// for Heat.
+package launch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+)
+
+// States of a launch.
+const (
+	Started = "started"
+	Stopped = "stopped"
+	Absent  = "absent"
+)
+
+// Heat types.
+const (
+	Native    = "native"
+	Container = "container"
+	Pod       = "pod"
+)
+
+// Database kinds.
+const (
+	SQLite = "sqlite"
+	MySQL  = "mysql"
+)
+
+// StateFile is the record of a launch inside heat_dir.
+const StateFile = "launch.json"
+
+// SQLiteFile is the sqlite database inside heat_dir.
+const SQLiteFile = "heat.sqlite"
+
+// InstallHint says how to get Heat on Debian.
+const InstallHint = "install it with: apt-get install -y --no-install-recommends heat-common heat-api heat-engine python3-pymysql (or run 'make deps')"
+
+// Options are the module's parameters.
+type Options struct {
+	State          string
+	HeatType       string
+	HeatDir        string
+	APIPort        int
+	BindHost       string
+	Database       string
+	DatabaseURL    string
+	RestoreDB      bool
+	Timeout        time.Duration
+	HeatAllCommand string
+	CheckMode      bool
+	// StopGrace is how long Heat gets to exit after SIGTERM (default 15 s).
+	StopGrace time.Duration
+	// ExtraConf is added to heat.conf (tuning); part of the fingerprint.
+	ExtraConf map[string]map[string]string
+
+	// Warn receives warnings for the operator; Secret registers values to mask.
+	Warn   func(format string, args ...any)
+	Secret func(string)
+}
+
+// Outcome is what a launch reports.
+type Outcome struct {
+	Changed    bool
+	Msg        string
+	Endpoint   string
+	HeatDir    string
+	HeatType   string
+	PID        int
+	CloudsYAML string
+	Database   string
+	// DatabaseLocation is the sqlite file or host:port/db (no credentials).
+	DatabaseLocation string
+	// Removed lists what state=absent removed.
+	Removed []string
+}
+
+// Record is what launch.json holds.
+type Record struct {
+	HeatType    string      `json:"heat_type"`
+	Fingerprint string      `json:"fingerprint"`
+	Endpoint    string      `json:"endpoint"`
+	BindHost    string      `json:"bind_host"`
+	APIPort     int         `json:"api_port"`
+	Database    string      `json:"database"`
+	DBLocation  string      `json:"database_location"`
+	Process     proc.Record `json:"process"`
+	StartedAt   time.Time   `json:"started_at"`
+}
+
+func (o *Options) defaults() {
+	if o.State == "" {
+		o.State = Started
+	}
+	if o.HeatType == "" {
+		o.HeatType = Native
+	}
+	if o.APIPort == 0 {
+		o.APIPort = 8006
+	}
+	if o.BindHost == "" {
+		o.BindHost = "127.0.0.1"
+	}
+	if o.Database == "" {
+		o.Database = SQLite
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 180 * time.Second
+	}
+	if o.HeatAllCommand == "" {
+		o.HeatAllCommand = "heat-all"
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = 15 * time.Second
+	}
+	if o.Warn == nil {
+		o.Warn = func(string, ...any) {}
+	}
+	if o.Secret == nil {
+		o.Secret = func(string) {}
+	}
+}
+
+func (o *Options) validate() error {
+	if o.HeatDir == "" || !filepath.IsAbs(o.HeatDir) {
+		return fmt.Errorf("heat_dir must be an absolute path, got %q", o.HeatDir)
+	}
+	if o.APIPort < 1 || o.APIPort > 65535 {
+		return fmt.Errorf("api_port %d is out of range 1-65535", o.APIPort)
+	}
+	if o.State != Started {
+		return nil
+	}
+	switch o.HeatType {
+	case Native:
+	case Container, Pod:
+		return fmt.Errorf("heat_type %q is not implemented yet; use heat_type: native", o.HeatType)
+	default:
+		return fmt.Errorf("heat_type %q is unknown; use native, container or pod", o.HeatType)
+	}
+	switch o.Database {
+	case SQLite:
+		if o.DatabaseURL != "" {
+			return errors.New("database_url is only used with database: mysql; remove it or set database: mysql")
+		}
+	case MySQL:
+		if o.DatabaseURL == "" {
+			return errors.New("database: mysql needs database_url, the URL of an existing MySQL/MariaDB with a user allowed to create databases and users, e.g. mysql://root:PASSWORD@127.0.0.1:3306/")
+		}
+	default:
+		return fmt.Errorf("database %q is unknown; use sqlite or mysql", o.Database)
+	}
+	if o.RestoreDB {
+		return errors.New("restore_db is not implemented yet: it needs the heat_db_dump module's dump format; launch without restore_db")
+	}
+	return nil
+}
+
+// fingerprint identifies the requested configuration: a running Heat with
+// another fingerprint is restarted.
+func (o *Options) fingerprint() string {
+	b, _ := json.Marshal(map[string]any{
+		"heat_type": o.HeatType, "bind_host": o.BindHost, "api_port": o.APIPort,
+		"database": o.Database, "database_url": o.DatabaseURL, "command": o.HeatAllCommand,
+		"extra": o.ExtraConf,
+	})
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// Run brings the heat_dir's Heat to the requested state.
+func Run(ctx context.Context, o Options) (Outcome, error) {
+	o.defaults()
+	if err := o.validate(); err != nil {
+		return Outcome{}, err
+	}
+	// Everything Heat and this module create may hold secrets.
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	switch o.State {
+	case Started:
+		return start(ctx, &o)
+	case Stopped, Absent:
+		return stop(ctx, &o)
+	}
+	return Outcome{}, fmt.Errorf("state %q is unknown; use started, stopped or absent", o.State)
+}
+
+func (o *Options) path(name string) string { return filepath.Join(o.HeatDir, name) }
+
+func readRecord(dir string) (*Record, error) {
+	b, err := os.ReadFile(filepath.Join(dir, StateFile))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the launch record: %w", err)
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("the launch record %s is corrupt (%v): stop any Heat using %s by hand and remove the file",
+			filepath.Join(dir, StateFile), err, filepath.Join(dir, heatconf.HeatConf))
+	}
+	return &r, nil
+}
+
+func writeRecord(dir string, r *Record) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the launch record: %w", err)
+	}
+	return fsutil.WriteFileAtomic(filepath.Join(dir, StateFile), append(b, '\n'), fsutil.SecretFileMode)
+}
+
+func (o *Options) outcome(r *Record) Outcome {
+	return Outcome{
+		Endpoint: r.Endpoint, HeatDir: o.HeatDir, HeatType: r.HeatType, PID: r.Process.PID,
+		CloudsYAML: o.path(heatconf.CloudsYAML), Database: r.Database, DatabaseLocation: r.DBLocation,
+	}
+}
+
+// apiReady reports whether the API answers GET /stacks with 200.
+func apiReady(ctx context.Context, endpoint string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/stacks", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func start(ctx context.Context, o *Options) (Outcome, error) {
+	fp := o.fingerprint()
+	rec, err := readRecord(o.HeatDir)
+	if err != nil {
+		return Outcome{}, err
+	}
+	restarting := false
+	if rec != nil {
+		alive, why := rec.Process.Check()
+		switch {
+		case alive && rec.Fingerprint == fp && apiReady(ctx, rec.Endpoint):
+			out := o.outcome(rec)
+			out.Msg = fmt.Sprintf("Heat is already running in %s (pid %d) at %s", o.HeatDir, rec.Process.PID, rec.Endpoint)
+			return out, nil
+		case alive && rec.Fingerprint != fp:
+			o.Warn("the running Heat (pid %d) was started with other settings; restarting it with the requested ones", rec.Process.PID)
+			restarting = true
+		case alive:
+			o.Warn("the running Heat (pid %d) does not answer at %s; restarting it", rec.Process.PID, rec.Endpoint)
+			restarting = true
+		default:
+			o.Warn("stale launch record in %s: %s; starting Heat afresh", o.HeatDir, why)
+		}
+		if o.CheckMode {
+			return Outcome{Changed: true, HeatDir: o.HeatDir, HeatType: o.HeatType,
+				Msg: "Heat would be (re)started in " + o.HeatDir}, nil
+		}
+		if restarting {
+			if err := proc.StopGroup(rec.Process.PGID, o.StopGrace, 10*time.Second); err != nil {
+				return Outcome{}, fmt.Errorf("stopping the previous Heat: %w", err)
+			}
+		}
+		if err := os.Remove(o.path(StateFile)); err != nil && !os.IsNotExist(err) {
+			return Outcome{}, fmt.Errorf("removing the stale launch record: %w", err)
+		}
+	} else if o.CheckMode {
+		return Outcome{Changed: true, HeatDir: o.HeatDir, HeatType: o.HeatType,
+			Msg: "Heat would be started in " + o.HeatDir}, nil
+	}
+
+	heatAll, heatManage, err := o.commands()
+	if err != nil {
+		return Outcome{}, err
+	}
+	if _, err := fsutil.EnsurePrivateDir(o.HeatDir); err != nil {
+		return Outcome{}, err
+	}
+	if _, err := fsutil.EnsurePrivateDir(o.path(heatconf.LogDir)); err != nil {
+		return Outcome{}, err
+	}
+	confPath := o.path(heatconf.HeatConf)
+	// A Heat of ours without a record (the caller died between start and
+	// record) is found by its config file argument.
+	if err := stopOrphans(confPath, o); err != nil {
+		return Outcome{}, err
+	}
+	// A Heat that just died may hold its socket for a moment longer.
+	if !proc.WaitPortFree(o.BindHost, o.APIPort, 3*time.Second) {
+		return Outcome{}, portInUse(o.BindHost, o.APIPort)
+	}
+	if o.BindHost != "127.0.0.1" && o.BindHost != "::1" && o.BindHost != "localhost" {
+		o.Warn("the Heat API has no authentication and is bound to %s: anyone who can reach that address controls it", o.BindHost)
+	}
+
+	dbURL, dbLoc, err := o.prepareDatabase(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	cfg := heatconf.Config{Dir: o.HeatDir, BindHost: o.BindHost, APIPort: o.APIPort, Database: dbURL,
+		Now: time.Now(), Extra: o.mergedExtra()}
+	for name, data := range cfg.Files() {
+		if err := fsutil.WriteFileAtomic(o.path(name), data, fsutil.SecretFileMode); err != nil {
+			return Outcome{}, err
+		}
+	}
+	if err := dbSync(ctx, heatManage, confPath, o); err != nil {
+		return Outcome{}, err
+	}
+	argv := append(append([]string(nil), heatAll...), "--config-file", confPath)
+	stdoutLog := o.path(filepath.Join(heatconf.LogDir, "heat-all.stdout.log"))
+	started, err := proc.Start(argv, o.HeatDir, stdoutLog, heatEnv())
+	if err != nil {
+		return Outcome{}, fmt.Errorf("starting Heat: %w", err)
+	}
+	rec = &Record{HeatType: o.HeatType, Fingerprint: fp, Endpoint: cfg.Endpoint(), BindHost: o.BindHost,
+		APIPort: o.APIPort, Database: o.Database, DBLocation: dbLoc, Process: started.Record, StartedAt: time.Now().UTC()}
+	if err := writeRecord(o.HeatDir, rec); err != nil {
+		_ = proc.StopGroup(started.Record.PGID, 2*time.Second, 10*time.Second)
+		return Outcome{}, err
+	}
+	if err := waitReady(ctx, started, rec.Endpoint, o); err != nil {
+		_ = proc.StopGroup(started.Record.PGID, 2*time.Second, 10*time.Second)
+		os.Remove(o.path(StateFile))
+		return Outcome{}, err
+	}
+	out := o.outcome(rec)
+	out.Changed = true
+	out.Msg = fmt.Sprintf("Heat started in %s (pid %d) at %s", o.HeatDir, rec.Process.PID, rec.Endpoint)
+	return out, nil
+}
+
+// mergedExtra is the fixed ephemeral tuning plus the caller's extra settings.
+func (o *Options) mergedExtra() map[string]map[string]string {
+	out := map[string]map[string]string{
+		// Stop within seconds on SIGTERM instead of oslo.service's 60 s default.
+		"DEFAULT": {"graceful_shutdown_timeout": "3"},
+	}
+	for s, kv := range o.ExtraConf {
+		if out[s] == nil {
+			out[s] = map[string]string{}
+		}
+		for k, v := range kv {
+			out[s][k] = v
+		}
+	}
+	return out
+}
+
+// heatEnv is the environment Heat runs with: the caller's, minus variables
+// that would point its clients elsewhere.
+func heatEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "OS_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// commands resolves heat_all_command and the heat-manage beside it.
+func (o *Options) commands() (heatAll []string, heatManage string, err error) {
+	heatAll = strings.Fields(o.HeatAllCommand)
+	if len(heatAll) == 0 {
+		return nil, "", errors.New("heat_all_command is empty")
+	}
+	exe, err := exec.LookPath(heatAll[0])
+	if err != nil {
+		return nil, "", fmt.Errorf("heat_all_command %q was not found: %s", heatAll[0], InstallHint)
+	}
+	heatAll[0] = exe
+	heatManage = filepath.Join(filepath.Dir(exe), "heat-manage")
+	if _, err := os.Stat(heatManage); err != nil {
+		if heatManage, err = exec.LookPath("heat-manage"); err != nil {
+			return nil, "", fmt.Errorf("heat-manage was not found beside %s nor on PATH: %s", exe, InstallHint)
+		}
+	}
+	return heatAll, heatManage, nil
+}
+
+func dbSync(ctx context.Context, heatManage, confPath string, o *Options) error {
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, heatManage, "--config-file", confPath, "db_sync")
+	cmd.Dir = o.HeatDir
+	cmd.Env = heatEnv()
+	out, err := cmd.CombinedOutput()
+	logPath := o.path(filepath.Join(heatconf.LogDir, "db_sync.log"))
+	_ = fsutil.WriteFileAtomic(logPath, out, fsutil.SecretFileMode)
+	if err != nil {
+		return fmt.Errorf("heat-manage db_sync failed (%v); last lines of %s:\n%s", err, logPath, tailLines(out, 15))
+	}
+	return nil
+}
+
+func waitReady(ctx context.Context, s *proc.Started, endpoint string, o *Options) error {
+	deadline := time.Now().Add(o.Timeout)
+	for {
+		if exited, werr := s.Exited(); exited {
+			return fmt.Errorf("Heat exited during start-up (%v); %s", werr, o.logTails())
+		}
+		if apiReady(ctx, endpoint) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("Heat did not answer at %s within %s (raise timeout if this host is slow); %s",
+				endpoint, o.Timeout, o.logTails())
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for Heat: %w", ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// logTails returns the last lines of Heat's logs, for error messages.
+func (o *Options) logTails() string {
+	var parts []string
+	for _, name := range []string{"heat-all.stdout.log", "heat-all.log"} {
+		p := o.path(filepath.Join(heatconf.LogDir, name))
+		b, err := os.ReadFile(p)
+		if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("last lines of %s:\n%s", p, tailLines(b, 15)))
+	}
+	if len(parts) == 0 {
+		return "its logs in " + o.path(heatconf.LogDir) + " are empty"
+	}
+	return strings.Join(parts, "\n")
+}
+
+func tailLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func portInUse(host string, port int) error {
+	owners := proc.PortOwners(port)
+	if len(owners) == 0 {
+		return fmt.Errorf("api_port %d on %s is already in use; stop what uses it or choose another api_port", port, host)
+	}
+	var who []string
+	for _, l := range owners {
+		who = append(who, l.String())
+	}
+	return fmt.Errorf("api_port %d on %s is already in use by %s; stop it or choose another api_port", port, host, strings.Join(who, "; "))
+}
+
+// stopOrphans stops Heat processes that use confPath but have no record.
+func stopOrphans(confPath string, o *Options) error {
+	for _, info := range proc.FindByArg(confPath) {
+		o.Warn("found a Heat process without a launch record using %s (pid %d); stopping it", confPath, info.PID)
+		pgid := info.PGID
+		if pgid <= 1 {
+			pgid = info.PID
+		}
+		if err := proc.StopGroup(pgid, o.StopGrace, 10*time.Second); err != nil {
+			return fmt.Errorf("stopping the unrecorded Heat: %w", err)
+		}
+	}
+	return nil
+}
+
+func stop(ctx context.Context, o *Options) (Outcome, error) {
+	out := Outcome{HeatDir: o.HeatDir, HeatType: o.HeatType}
+	rec, err := readRecord(o.HeatDir)
+	if err != nil {
+		return out, err
+	}
+	confPath := o.path(heatconf.HeatConf)
+	running := false
+	if rec != nil {
+		out = o.outcome(rec)
+		if alive, why := rec.Process.Check(); alive {
+			running = true
+		} else {
+			o.Warn("stale launch record in %s: %s", o.HeatDir, why)
+		}
+	}
+	orphans := proc.FindByArg(confPath)
+	var dbItems []string
+	if o.State == Absent {
+		dbItems = o.liveDatabase(rec)
+	}
+	if !running && len(orphans) == 0 && rec == nil && len(dbItems) == 0 {
+		out.Msg = "no Heat is running for " + o.HeatDir
+		return out, nil
+	}
+	out.Changed = running || len(orphans) > 0 || len(dbItems) > 0 || rec != nil
+	if o.CheckMode {
+		out.Msg = "Heat would be stopped in " + o.HeatDir
+		out.Removed = dbItems
+		return out, nil
+	}
+	if running {
+		if err := proc.StopGroup(rec.Process.PGID, o.StopGrace, 10*time.Second); err != nil {
+			return out, fmt.Errorf("stopping Heat: %w", err)
+		}
+	}
+	if err := stopOrphans(confPath, o); err != nil {
+		return out, err
+	}
+	if rec != nil {
+		if err := os.Remove(o.path(StateFile)); err != nil && !os.IsNotExist(err) {
+			return out, fmt.Errorf("removing the launch record: %w", err)
+		}
+		if !proc.WaitPortFree(rec.BindHost, rec.APIPort, 10*time.Second) {
+			o.Warn("api_port %d is still in use after Heat stopped: %v", rec.APIPort, portInUse(rec.BindHost, rec.APIPort))
+		}
+	}
+	out.Msg = "Heat stopped in " + o.HeatDir
+	if o.State == Absent {
+		removed, err := o.removeDatabase(ctx, rec)
+		out.Removed = removed
+		if err != nil {
+			return out, err
+		}
+		out.Msg = "Heat stopped and its database removed in " + o.HeatDir
+	}
+	out.PID = 0
+	return out, nil
+}

@@ -1,0 +1,372 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+)
+
+type warnings []string
+
+func (w *warnings) add(f string, a ...any) { *w = append(*w, fmt.Sprintf(f, a...)) }
+func (w warnings) has(s string) bool {
+	for _, x := range w {
+		if strings.Contains(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func newOpts(t *testing.T, w *warnings) Options {
+	t.Helper()
+	port, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "overcloud", "heat-launcher")
+	o := Options{State: Started, HeatDir: dir, APIPort: port, Timeout: 120 * time.Second, Warn: w.add}
+	t.Cleanup(func() {
+		c := o
+		c.State = Absent
+		c.Warn = func(string, ...any) {}
+		Run(context.Background(), c)
+	})
+	return o
+}
+
+func run(t *testing.T, o Options, state string) Outcome {
+	t.Helper()
+	o.State = state
+	out, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("%s: %v", state, err)
+	}
+	return out
+}
+
+func httpStatus(url string) int {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func createStack(t *testing.T, endpoint, name string) {
+	t.Helper()
+	body := fmt.Sprintf(`{"stack_name": %q, "template": {"heat_template_version": "2016-10-14", "resources": {"r": {"type": "OS::Heat::None"}}}}`, name)
+	resp, err := http.Post(endpoint+"/stacks", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("create stack: %d %s", resp.StatusCode, b)
+	}
+}
+
+func stackListed(t *testing.T, endpoint, name string) bool {
+	t.Helper()
+	resp, err := http.Get(endpoint + "/stacks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return strings.Contains(string(b), `"stack_name": "`+name+`"`)
+}
+
+func assertNoHeat(t *testing.T, o Options) {
+	t.Helper()
+	if ps := proc.FindByArg(filepath.Join(o.HeatDir, heatconf.HeatConf)); len(ps) != 0 {
+		t.Fatalf("Heat processes left: %+v", ps)
+	}
+	if !proc.PortFree("127.0.0.1", o.APIPort) {
+		t.Fatalf("port %d still in use", o.APIPort)
+	}
+}
+
+func TestNativeLifecycle(t *testing.T) {
+	requireHeat(t)
+	var w warnings
+	o := newOpts(t, &w)
+
+	// Check mode on a fresh dir changes nothing.
+	co := o
+	co.CheckMode = true
+	if out := run(t, co, Started); !out.Changed {
+		t.Errorf("check mode should report a change")
+	}
+	if _, err := os.Stat(o.HeatDir); !os.IsNotExist(err) {
+		t.Fatalf("check mode created %s", o.HeatDir)
+	}
+
+	out := run(t, o, Started)
+	if !out.Changed || out.PID == 0 || out.Endpoint != fmt.Sprintf("http://127.0.0.1:%d/v1/admin", o.APIPort) {
+		t.Fatalf("first launch: %+v", out)
+	}
+	if code := httpStatus(out.Endpoint + "/stacks"); code != 200 {
+		t.Fatalf("API answered %d", code)
+	}
+	// Modes: dirs 0700, every file 0600 (Heat's own logs and database too).
+	filepath.Walk(o.HeatDir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		want := os.FileMode(0o600)
+		if info.IsDir() {
+			want = 0o700
+		}
+		if info.Mode().Perm() != want {
+			t.Errorf("%s has mode %o, want %o", p, info.Mode().Perm(), want)
+		}
+		return nil
+	})
+	for _, f := range []string{heatconf.HeatConf, heatconf.APIPaste, heatconf.TokenFile, heatconf.CloudsYAML, heatconf.HeatRC, SQLiteFile, StateFile} {
+		if _, err := os.Stat(filepath.Join(o.HeatDir, f)); err != nil {
+			t.Errorf("missing artifact: %v", err)
+		}
+	}
+	// The API listens on loopback only.
+	for _, l := range proc.PortOwners(o.APIPort) {
+		if !strings.HasPrefix(l.Address, "127.0.0.1:") {
+			t.Errorf("API listens on %s", l.Address)
+		}
+	}
+
+	again := run(t, o, Started)
+	if again.Changed || again.PID != out.PID {
+		t.Fatalf("second launch not idempotent: %+v", again)
+	}
+
+	// The openstack client works with the written clouds.yaml.
+	if _, err := exec.LookPath("openstack"); err != nil {
+		t.Fatal("openstack is not installed: apt-get install -y python3-openstackclient python3-heatclient (or make deps)")
+	}
+	createStack(t, out.Endpoint, "kept")
+	cmd := exec.Command("openstack", "--os-cloud", "heat", "stack", "list", "-f", "value", "-c", "Stack Name")
+	cmd.Env = append(os.Environ(), "OS_CLIENT_CONFIG_FILE="+out.CloudsYAML)
+	b, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "kept") {
+		t.Fatalf("openstack stack list: %v: %s", err, b)
+	}
+
+	// Stop in check mode leaves Heat running.
+	if o2 := run(t, co, Stopped); !o2.Changed || httpStatus(out.Endpoint+"/stacks") != 200 {
+		t.Fatalf("check-mode stop changed something")
+	}
+	if st := run(t, o, Stopped); !st.Changed {
+		t.Errorf("stop did not report a change")
+	}
+	assertNoHeat(t, o)
+	if st := run(t, o, Stopped); st.Changed {
+		t.Errorf("second stop reported a change")
+	}
+	// stopped keeps the database: relaunch sees the stack.
+	out = run(t, o, Started)
+	if !stackListed(t, out.Endpoint, "kept") {
+		t.Fatalf("stack lost across stop/start")
+	}
+	// absent removes the database and keeps the other artifacts.
+	ab := run(t, o, Absent)
+	if !ab.Changed || len(ab.Removed) == 0 {
+		t.Fatalf("absent: %+v", ab)
+	}
+	assertNoHeat(t, o)
+	if _, err := os.Stat(filepath.Join(o.HeatDir, SQLiteFile)); !os.IsNotExist(err) {
+		t.Fatalf("database still there")
+	}
+	if _, err := os.Stat(filepath.Join(o.HeatDir, heatconf.HeatConf)); err != nil {
+		t.Fatalf("absent removed heat.conf: %v", err)
+	}
+	if ab := run(t, o, Absent); ab.Changed {
+		t.Errorf("second absent reported a change: %+v", ab)
+	}
+	if len(w) != 0 {
+		t.Errorf("unexpected warnings: %v", w)
+	}
+}
+
+func TestStaleRecordAfterKill9(t *testing.T) {
+	requireHeat(t)
+	var w warnings
+	o := newOpts(t, &w)
+	first := run(t, o, Started)
+	if err := syscall.Kill(-first.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	proc.StopGroup(first.PID, time.Second, 5*time.Second) // wait until gone
+	second := run(t, o, Started)
+	if !second.Changed || second.PID == first.PID {
+		t.Fatalf("not restarted: %+v", second)
+	}
+	if !w.has("stale launch record") || !(w.has("is gone") || w.has("has exited")) {
+		t.Errorf("no stale-record warning: %v", w)
+	}
+	if httpStatus(second.Endpoint+"/stacks") != 200 {
+		t.Fatal("restarted Heat does not answer")
+	}
+}
+
+func TestRecycledPidIsNotHeat(t *testing.T) {
+	requireHeat(t)
+	var w warnings
+	o := newOpts(t, &w)
+	// A record whose pid now belongs to an unrelated process.
+	sleeper := exec.Command("sleep", "300")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sleeper.Process.Kill()
+	info, _ := proc.Inspect(sleeper.Process.Pid)
+	os.MkdirAll(o.HeatDir, 0o700)
+	writeRecord(o.HeatDir, &Record{HeatType: Native, Endpoint: "http://127.0.0.1:1/v1/admin", BindHost: "127.0.0.1", APIPort: o.APIPort,
+		Process: proc.Record{PID: info.PID, PGID: info.PID, StartTicks: info.StartTicks + 7, BootID: proc.BootID(), Cmdline: []string{"/usr/bin/python3", "/usr/bin/heat-all"}}})
+	st := run(t, o, Stopped)
+	if !w.has("now belongs to another process") {
+		t.Errorf("no warning about the recycled pid: %v", w)
+	}
+	if alive, _ := (proc.Record{PID: info.PID, StartTicks: info.StartTicks, Cmdline: info.Cmdline}).Check(); !alive {
+		t.Fatal("the unrelated process was killed")
+	}
+	if _, err := os.Stat(filepath.Join(o.HeatDir, StateFile)); !os.IsNotExist(err) {
+		t.Errorf("stale record kept after stop (%+v)", st)
+	}
+}
+
+func TestConfigChangeRestarts(t *testing.T) {
+	requireHeat(t)
+	var w warnings
+	o := newOpts(t, &w)
+	first := run(t, o, Started)
+	o2 := o
+	p, _ := proc.FreePort()
+	o2.APIPort = p
+	second := run(t, o2, Started)
+	if !second.Changed || second.PID == first.PID || !w.has("other settings") {
+		t.Fatalf("no restart on config change: %+v %v", second, w)
+	}
+	if httpStatus(second.Endpoint+"/stacks") != 200 || !proc.PortFree("127.0.0.1", o.APIPort) {
+		t.Fatal("old Heat still up or new one not answering")
+	}
+	c := o2
+	c.State = Absent
+	Run(context.Background(), c)
+}
+
+// fakeHeat writes heat-all and heat-manage scripts into a directory.
+func fakeHeat(t *testing.T, heatAll string) string {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "heat-all"), []byte("#!/bin/sh\n"+heatAll+"\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "heat-manage"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	return filepath.Join(dir, "heat-all")
+}
+
+func TestStartErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(t *testing.T, o *Options)
+		wantErr []string
+	}{
+		{"heat not installed", func(t *testing.T, o *Options) { o.HeatAllCommand = "/nonexistent/heat-all" },
+			[]string{"was not found", "apt-get install", "heat-common"}},
+		{"heat exits during start-up", func(t *testing.T, o *Options) {
+			o.HeatAllCommand = fakeHeat(t, "echo 'CRITICAL heat [-] config is broken: no foo'; exit 3")
+		}, []string{"exited during start-up", "exit status 3", "config is broken: no foo", "heat-all.stdout.log"}},
+		{"readiness timeout", func(t *testing.T, o *Options) {
+			o.HeatAllCommand = fakeHeat(t, "echo waiting forever; exec sleep 300")
+			o.Timeout = 2 * time.Second
+		}, []string{"did not answer", "within 2s", "raise timeout", "waiting forever"}},
+		{"port in use", func(t *testing.T, o *Options) {
+			o.HeatAllCommand = fakeHeat(t, "exit 0")
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", o.APIPort))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+		}, []string{fmt.Sprintf("already in use by pid %d", os.Getpid()), "choose another api_port"}},
+		{"mysql without url", func(t *testing.T, o *Options) { o.Database = MySQL }, []string{"database: mysql needs database_url"}},
+		{"sqlite with url", func(t *testing.T, o *Options) { o.DatabaseURL = "mysql://a:b@h/" }, []string{"database_url is only used with database: mysql"}},
+		{"container not yet", func(t *testing.T, o *Options) { o.HeatType = Container }, []string{"not implemented yet"}},
+		{"restore not yet", func(t *testing.T, o *Options) { o.RestoreDB = true }, []string{"restore_db is not implemented yet"}},
+		{"relative dir", func(t *testing.T, o *Options) { o.HeatDir = "rel/dir" }, []string{"heat_dir must be an absolute path"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var w warnings
+			o := newOpts(t, &w)
+			tc.setup(t, &o)
+			_, err := Run(context.Background(), o)
+			if err == nil {
+				t.Fatal("expected an error")
+			}
+			for _, s := range tc.wantErr {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error lacks %q:\n%v", s, err)
+				}
+			}
+			if filepath.IsAbs(o.HeatDir) {
+				if ps := proc.FindByArg(filepath.Join(o.HeatDir, heatconf.HeatConf)); len(ps) != 0 {
+					t.Errorf("process left after failed start: %+v", ps)
+				}
+				if _, err := os.Stat(filepath.Join(o.HeatDir, StateFile)); !os.IsNotExist(err) {
+					t.Errorf("launch record left after failed start")
+				}
+			}
+		})
+	}
+}
+
+func TestParseMySQLURL(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    mysqlTarget
+		wantErr string
+	}{
+		{"mysql://root:pw@127.0.0.1:3307/", mysqlTarget{User: "root", Password: "pw", Host: "127.0.0.1", Port: 3307}, ""},
+		{"mysql+pymysql://heat:x@db.example/heat?charset=utf8", mysqlTarget{User: "heat", Password: "x", Host: "db.example", Port: 3306, DB: "heat"}, ""},
+		{"mysql://[::1]:3306/h", mysqlTarget{}, "no user name"},
+		{"postgres://u:p@h/", mysqlTarget{}, "must start with mysql://"},
+		{"mysql://u:p@h:bad/", mysqlTarget{}, "not a URL"},
+	}
+	for _, tc := range tests {
+		got, err := parseMySQLURL(tc.in, "database_url")
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: err %v, want %q", tc.in, err, tc.wantErr)
+			}
+			if err != nil && strings.Contains(err.Error(), "p@") {
+				t.Errorf("%s: error leaks credentials: %v", tc.in, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %+v %v", tc.in, got, err)
+		}
+	}
+}
+
+func requireHeat(t *testing.T) {
+	t.Helper()
+	for _, c := range []string{"heat-all", "heat-manage"} {
+		if _, err := exec.LookPath(c); err != nil {
+			t.Fatalf("%s is not installed: %s", c, InstallHint)
+		}
+	}
+}

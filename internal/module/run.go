@@ -1,0 +1,262 @@
+package module
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sort"
+	"strings"
+)
+
+// Masked replaces the value of a no_log parameter or other secret in results,
+// with the same text Ansible itself uses.
+const Masked = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER"
+
+// Result is what a module returns: arbitrary fields plus the protocol's
+// changed, failed, msg, warnings and diff, which Run fills in.
+type Result map[string]any
+
+// Context is what a module's handler gets: its parameters and the mode of the run.
+type Context struct {
+	Params Params
+	// CheckMode: report what would change, change nothing.
+	CheckMode bool
+	// Diff: the caller wants a diff of what changes.
+	Diff bool
+	// Verbosity is Ansible's -v count.
+	Verbosity int
+	// Interactive is true in command-line mode (a person is watching);
+	// Progress writes go to stderr then, and are dropped under Ansible.
+	Interactive bool
+	Progress    io.Writer
+
+	warnings []string
+	secrets  []string
+}
+
+// Warn adds a warning to the result.
+func (c *Context) Warn(format string, args ...any) {
+	c.warnings = append(c.warnings, fmt.Sprintf(format, args...))
+}
+
+// Warnings returns the warnings added so far.
+func (c *Context) Warnings() []string { return c.warnings }
+
+// AddSecret registers a value that must never appear in the result
+// (a generated password, a database URL with credentials, ...).
+func (c *Context) AddSecret(s string) {
+	if s != "" {
+		c.secrets = append(c.secrets, s)
+	}
+}
+
+// Handler is a module's logic. A non-nil error fails the module; the fields of
+// the returned Result are kept in the failed result too (for example the
+// failures of a stack).
+type Handler func(ctx *Context) (Result, error)
+
+// Main runs the module with the process's arguments and exits.
+func Main(spec *Spec, h Handler) {
+	os.Exit(Run(spec, h, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Run decides between Ansible mode (a single argument naming the args file)
+// and command-line mode (flags), runs the handler and prints the result. It
+// returns the process exit code.
+func Run(spec *Spec, h Handler, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && !strings.HasPrefix(args[0], "-") {
+		res := runAnsible(spec, h, args[0])
+		return emitJSON(stdout, res)
+	}
+	return runCLI(spec, h, args, stdout, stderr)
+}
+
+func runAnsible(spec *Spec, h Handler, argsFile string) Result {
+	data, err := os.ReadFile(argsFile)
+	if err != nil {
+		return failure(fmt.Sprintf("%s: cannot read the module arguments file %s: %v", spec.Name, argsFile, err))
+	}
+	var all map[string]any
+	if err := json.Unmarshal(data, &all); err != nil {
+		return failure(fmt.Sprintf("%s: the module arguments file %s is not a JSON object: %v", spec.Name, argsFile, err))
+	}
+	ctx := &Context{Progress: io.Discard}
+	user := map[string]any{}
+	for k, v := range all {
+		if !strings.HasPrefix(k, "_ansible_") {
+			user[k] = v
+			continue
+		}
+		switch k {
+		case "_ansible_check_mode":
+			ctx.CheckMode, _ = v.(bool)
+		case "_ansible_diff":
+			ctx.Diff, _ = v.(bool)
+		case "_ansible_verbosity":
+			if f, ok := v.(float64); ok {
+				ctx.Verbosity = int(f)
+			}
+		}
+		// Other _ansible_* keys are ignored: newer cores add more.
+	}
+	return execute(spec, h, ctx, user)
+}
+
+// execute validates the parameters, runs the handler with panic recovery and
+// builds the final, masked result.
+func execute(spec *Spec, h Handler, ctx *Context, user map[string]any) (res Result) {
+	// Secrets of no_log parameters are known even if validation fails.
+	for _, p := range spec.Params {
+		if p.NoLog {
+			collectSecrets(user[p.Name], ctx)
+		}
+	}
+	params, err := spec.Validate(user)
+	if err != nil {
+		res = failure(err.Error())
+		res["invocation"] = map[string]any{"module_args": user}
+		return mask(res, ctx.secrets)
+	}
+	ctx.Params = params
+
+	res = call(spec, h, ctx)
+	res["invocation"] = map[string]any{"module_args": params.All()}
+	if len(ctx.warnings) > 0 {
+		res["warnings"] = ctx.warnings
+	}
+	if !ctx.Diff {
+		delete(res, "diff")
+	}
+	if _, ok := res["changed"]; !ok {
+		res["changed"] = false
+	}
+	return mask(res, ctx.secrets)
+}
+
+// call runs the handler and turns an error or a panic into a failed result.
+func call(spec *Spec, h Handler, ctx *Context) (res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = failure(fmt.Sprintf("%s: internal error (this is a bug, please report it with the module arguments): %v", spec.Name, r))
+			res["exception"] = string(debug.Stack())
+		}
+	}()
+	out, err := h(ctx)
+	if out == nil {
+		out = Result{}
+	}
+	if err != nil {
+		out["failed"] = true
+		out["msg"] = err.Error()
+	} else if f, _ := out["failed"].(bool); f {
+		if _, ok := out["msg"]; !ok {
+			out["msg"] = spec.Name + " failed"
+		}
+	} else {
+		out["failed"] = false
+	}
+	return out
+}
+
+func failure(msg string) Result {
+	return Result{"failed": true, "changed": false, "msg": msg}
+}
+
+func collectSecrets(v any, ctx *Context) {
+	switch x := v.(type) {
+	case string:
+		ctx.AddSecret(x)
+	case []any:
+		for _, e := range x {
+			collectSecrets(e, ctx)
+		}
+	case map[string]any:
+		for _, e := range x {
+			collectSecrets(e, ctx)
+		}
+	case nil:
+	default:
+		// Numbers are masked only as whole values.
+		ctx.AddSecret(fmt.Sprint(x))
+	}
+}
+
+// mask replaces every secret in every string (values and keys) of v.
+func mask(res Result, secrets []string) Result {
+	if len(secrets) == 0 {
+		return res
+	}
+	// Longest first, so a secret containing another is masked whole.
+	s := append([]string(nil), secrets...)
+	sort.Slice(s, func(i, j int) bool { return len(s[i]) > len(s[j]) })
+	pairs := make([]string, 0, 2*len(s))
+	for _, v := range s {
+		pairs = append(pairs, v, Masked)
+	}
+	r := strings.NewReplacer(pairs...)
+	return maskValue(map[string]any(res), r).(map[string]any)
+}
+
+func maskValue(v any, r *strings.Replacer) any {
+	switch x := v.(type) {
+	case string:
+		return r.Replace(x)
+	case []string:
+		out := make([]string, len(x))
+		for i, e := range x {
+			out[i] = r.Replace(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = maskValue(e, r)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[r.Replace(k)] = maskValue(e, r)
+		}
+		return out
+	case Result:
+		return maskValue(map[string]any(x), r)
+	case map[string]string:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[r.Replace(k)] = r.Replace(e)
+		}
+		return out
+	case nil, bool, int, int64, float64:
+		return x
+	default:
+		// Structs and other values: go through JSON so nothing escapes masking.
+		b, err := json.Marshal(x)
+		if err != nil {
+			return r.Replace(fmt.Sprint(x))
+		}
+		var g any
+		if json.Unmarshal(b, &g) != nil {
+			return r.Replace(string(b))
+		}
+		return maskValue(g, r)
+	}
+}
+
+func emitJSON(w io.Writer, res Result) int {
+	b, err := json.Marshal(res)
+	if err != nil {
+		b, _ = json.Marshal(failure(fmt.Sprintf("cannot encode the module result as JSON: %v", err)))
+	}
+	w.Write(append(b, '\n'))
+	if f, _ := res["failed"].(bool); f {
+		return 1
+	}
+	return 0
+}
+
+// ErrUsage marks command-line usage errors.
+var ErrUsage = errors.New("usage error")

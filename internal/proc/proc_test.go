@@ -1,0 +1,105 @@
+package proc
+
+import (
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseHexAddr(t *testing.T) {
+	tests := []struct {
+		in   string
+		addr string
+		port int
+		ok   bool
+	}{
+		{"0100007F:1F46", "127.0.0.1", 8006, true},
+		{"00000000:0050", "0.0.0.0", 80, true},
+		{"00000000000000000000000001000000:1F46", "::1", 8006, true},
+		{"zz:1F46", "", 0, false},
+		{"0100007F", "", 0, false},
+	}
+	for _, tc := range tests {
+		a, p, ok := parseHexAddr(tc.in)
+		if ok != tc.ok || a != tc.addr || p != tc.port {
+			t.Errorf("%s: got %s %d %v", tc.in, a, p, ok)
+		}
+	}
+}
+
+func TestPortOwners(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	if PortFree("127.0.0.1", port) {
+		t.Fatal("port reported free while listening")
+	}
+	owners := PortOwners(port)
+	if len(owners) != 1 || owners[0].PID == 0 || owners[0].Address != "127.0.0.1:"+strconv.Itoa(port) {
+		t.Fatalf("owners %+v", owners)
+	}
+	if !strings.Contains(owners[0].String(), "pid") {
+		t.Errorf("String() = %s", owners[0])
+	}
+}
+
+func TestStartCheckStop(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal("sleep not found")
+	}
+	dir := t.TempDir()
+	// A group of two: a shell that ignores TERM and its child.
+	s, err := Start([]string{"/bin/sh", "-c", "trap '' TERM; " + sleep + " 300 & wait"}, dir, filepath.Join(dir, "log"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := s.Record
+	if alive, why := rec.Check(); !alive {
+		t.Fatalf("just started process not alive: %s", why)
+	}
+	if rec.PGID != rec.PID {
+		t.Fatalf("not its own group: %+v", rec)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := len(GroupMembers(rec.PGID)); n < 2 {
+		t.Fatalf("group has %d members", n)
+	}
+	if len(FindByArg("trap '' TERM; "+sleep+" 300 & wait")) != 1 {
+		t.Errorf("FindByArg did not find the shell")
+	}
+	// A recycled pid: same pid, other start time.
+	fake := rec
+	fake.StartTicks++
+	if alive, why := fake.Check(); alive || !strings.Contains(why, "another process") {
+		t.Errorf("recycled pid accepted: %v %s", alive, why)
+	}
+	other := rec
+	other.BootID = "not-this-boot"
+	if alive, _ := other.Check(); alive {
+		t.Error("record from another boot accepted")
+	}
+	if err := StopGroup(rec.PGID, 300*time.Millisecond, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := GroupMembers(rec.PGID); len(n) != 0 {
+		t.Fatalf("members left: %v", n)
+	}
+	<-s.done
+	if alive, why := rec.Check(); alive || why == "" {
+		t.Errorf("stopped process reported alive")
+	}
+	if exited, _ := s.Exited(); !exited {
+		t.Error("Exited() false after stop")
+	}
+	if err := StopGroup(1, time.Second, time.Second); err == nil {
+		t.Error("signalling group 1 allowed")
+	}
+}

@@ -1,0 +1,73 @@
+// Command ephemeral_heat_launch is the Ansible module (and command-line tool)
+// that starts, stops or removes an ephemeral Heat for one heat_dir.
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
+)
+
+var spec = &module.Spec{
+	Name:  "ephemeral_heat_launch",
+	Short: "start, stop or remove a short-lived, no-auth Heat for one deployment",
+	Params: []module.Param{
+		{Name: "state", Default: launch.Started, Choices: []string{launch.Started, launch.Stopped, launch.Absent},
+			Help: "started, stopped (keep the database) or absent (also remove the database)"},
+		{Name: "heat_type", Default: launch.Native, Choices: []string{launch.Native, launch.Container, launch.Pod},
+			Help: "how Heat runs"},
+		{Name: "heat_dir", Type: module.Path, Required: true, Help: "directory holding Heat's config, logs and database"},
+		{Name: "api_port", Type: module.Int, Default: 8006, Help: "port of the Heat API"},
+		{Name: "bind_host", Default: "127.0.0.1", Help: "address the Heat API listens on"},
+		{Name: "database", Default: launch.SQLite, Choices: []string{launch.SQLite, launch.MySQL}, Help: "database backend"},
+		{Name: "database_url", NoLog: true, Help: "an existing MySQL for database=mysql, mysql://USER:PASSWORD@HOST:PORT/[DB]"},
+		{Name: "restore_db", Type: module.Bool, Default: false, Help: "load the newest database dump before starting"},
+		{Name: "timeout", Type: module.Int, Default: 180, Help: "seconds to wait for the API to answer"},
+		{Name: "heat_all_command", Default: "heat-all", Help: "the heat-all executable (heat-manage is looked up beside it)"},
+	},
+}
+
+func run(ctx *module.Context) (module.Result, error) {
+	p := ctx.Params
+	out, err := launch.Run(context.Background(), launch.Options{
+		State:          p.Str("state"),
+		HeatType:       p.Str("heat_type"),
+		HeatDir:        p.Str("heat_dir"),
+		APIPort:        p.Int("api_port"),
+		BindHost:       p.Str("bind_host"),
+		Database:       p.Str("database"),
+		DatabaseURL:    p.Str("database_url"),
+		RestoreDB:      p.Bool("restore_db"),
+		Timeout:        time.Duration(p.Int("timeout")) * time.Second,
+		HeatAllCommand: p.Str("heat_all_command"),
+		CheckMode:      ctx.CheckMode,
+		Warn:           ctx.Warn,
+		Secret:         ctx.AddSecret,
+	})
+	res := module.Result{
+		"changed":           out.Changed,
+		"msg":               out.Msg,
+		"heat_dir":          p.Str("heat_dir"),
+		"heat_type":         p.Str("heat_type"),
+		"state":             p.Str("state"),
+		"endpoint":          out.Endpoint,
+		"pid":               out.PID,
+		"clouds_yaml":       out.CloudsYAML,
+		"database":          out.Database,
+		"database_location": out.DatabaseLocation,
+	}
+	if out.Removed != nil {
+		res["removed"] = out.Removed
+	}
+	if out.Changed {
+		res["diff"] = map[string]any{
+			"before": map[string]any{"state": "unknown"},
+			"after":  map[string]any{"state": p.Str("state"), "endpoint": out.Endpoint},
+		}
+	}
+	return res, err
+}
+
+func main() { module.Main(spec, run) }
