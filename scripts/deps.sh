@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ephemeral.heat needs, skipping those already
+# installed; uses sudo when not root. Safe to run repeatedly.
+set -euo pipefail
+packages=(
+  ansible-core git sqlite3 ca-certificates
+  heat-common heat-api heat-engine python3-pymysql
+  python3-openstackclient python3-heatclient
+  mariadb-server mariadb-client
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all ${#packages[@]} packages present"
+else
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # Packages must not start their services (mariadb, heat) on install: tests start their own.
+  policy=/usr/sbin/policy-rc.d
+  created_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod 755 "$policy"
+    created_policy=1
+  fi
+  trap '[ $created_policy -eq 1 ] && $SUDO rm -f "$policy"' EXIT
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
+  echo "deps: Go is missing: install Go 1.22 or newer into /usr/local/go" >&2
+  exit 1
+fi

@@ -1,0 +1,155 @@
+// Package integration runs the built collection through ansible-playbook and
+// ansible-doc, against real Heat.
+package integration
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
+)
+
+// repoRoot is the checkout (two levels up from this package).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	wd, _ := os.Getwd()
+	return filepath.Clean(filepath.Join(wd, "..", ".."))
+}
+
+// ansibleEnv points ansible at the collection `make install` installed.
+func ansibleEnv(t *testing.T) []string {
+	t.Helper()
+	root := repoRoot(t)
+	coll := filepath.Join(root, ".collections")
+	bin := filepath.Join(coll, "ansible_collections", "ephemeral", "heat", "plugins", "modules", "ephemeral_heat_launch")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("the built collection is not installed in %s: run 'make install' (or 'make test') first", coll)
+	}
+	if _, err := exec.LookPath("ansible-playbook"); err != nil {
+		t.Fatal("ansible-playbook is not installed: apt-get install -y ansible-core (or make deps)")
+	}
+	return append(os.Environ(), "ANSIBLE_COLLECTIONS_PATH="+coll, "ANSIBLE_CONFIG="+filepath.Join(root, "ansible.cfg"),
+		"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0")
+}
+
+var recapRe = regexp.MustCompile(`localhost\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)`)
+
+// playbook runs a playbook and returns the recap's changed and failed counts.
+func playbook(t *testing.T, env []string, book string, args ...string) (changed, failed int, out string) {
+	t.Helper()
+	cmd := exec.Command("ansible-playbook", append([]string{"-i", "localhost,", book}, args...)...)
+	cmd.Env = env
+	b, _ := cmd.CombinedOutput()
+	out = string(b)
+	m := recapRe.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no play recap in ansible-playbook output:\n%s", out)
+	}
+	changed, _ = strconv.Atoi(m[2])
+	failed, _ = strconv.Atoi(m[4])
+	return changed, failed, out
+}
+
+func apiUp(endpoint string) bool {
+	c := http.Client{Timeout: 5 * time.Second}
+	r, err := c.Get(endpoint + "/stacks")
+	if err != nil {
+		return false
+	}
+	r.Body.Close()
+	return r.StatusCode == 200
+}
+
+func TestLaunchThroughAnsible(t *testing.T) {
+	heattest.RequireHeat(t)
+	env := ansibleEnv(t)
+	book := filepath.Join("playbooks", "launch.yml")
+	dir := filepath.Join(t.TempDir(), "heat-launcher")
+	port, _ := proc.FreePort()
+	vars := []string{"-e", "heat_dir=" + dir, "-e", fmt.Sprintf("api_port=%d", port)}
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d/v1/admin", port)
+	t.Cleanup(func() {
+		playbook(t, env, book, append(vars, "-e", "heat_state=absent")...)
+	})
+
+	steps := []struct {
+		name        string
+		args        []string
+		wantChanged int
+		wantUp      bool
+		wantDir     bool
+	}{
+		{"check mode on a fresh host changes nothing", []string{"--check"}, 1, false, false},
+		{"launch", nil, 1, true, true},
+		{"second launch is idempotent", nil, 0, true, true},
+		{"check-mode stop leaves Heat running", []string{"--check", "-e", "heat_state=stopped"}, 1, true, true},
+		{"stop", []string{"-e", "heat_state=stopped"}, 1, false, true},
+		{"second stop is idempotent", []string{"-e", "heat_state=stopped"}, 0, false, true},
+		{"relaunch", nil, 1, true, true},
+		{"absent", []string{"-e", "heat_state=absent", "--diff"}, 1, false, true},
+		{"second absent is idempotent", []string{"-e", "heat_state=absent"}, 0, false, true},
+	}
+	for _, s := range steps {
+		changed, failed, out := playbook(t, env, book, append(append([]string{}, vars...), s.args...)...)
+		if failed != 0 || changed != s.wantChanged {
+			t.Fatalf("%s: changed=%d failed=%d, want changed=%d:\n%s", s.name, changed, failed, s.wantChanged, out)
+		}
+		if up := apiUp(endpoint); up != s.wantUp {
+			t.Fatalf("%s: API up=%v, want %v", s.name, up, s.wantUp)
+		}
+		if _, err := os.Stat(dir); (err == nil) != s.wantDir {
+			t.Fatalf("%s: heat_dir exists=%v, want %v", s.name, err == nil, s.wantDir)
+		}
+		if !s.wantUp {
+			if ps := proc.FindByArg(filepath.Join(dir, heatconf.HeatConf)); len(ps) != 0 {
+				t.Fatalf("%s: Heat processes left: %+v", s.name, ps)
+			}
+		}
+	}
+}
+
+func TestModuleFailureThroughAnsible(t *testing.T) {
+	env := ansibleEnv(t)
+	dir := filepath.Join(t.TempDir(), "heat-launcher")
+	// An unknown parameter and a bad choice: the play fails with a message naming them.
+	cmd := exec.Command("ansible", "localhost", "-i", "localhost,", "-c", "local", "-m", "ephemeral.heat.ephemeral_heat_launch",
+		"-a", "heat_dir="+dir+" state=running colour=red")
+	cmd.Env = env
+	b, _ := cmd.CombinedOutput()
+	out := string(b)
+	for _, want := range []string{"FAILED", `unsupported parameter \"colour\"`, `parameter \"state\" is \"running\"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "MODULE FAILURE") {
+		t.Errorf("module failure instead of a clean JSON failure:\n%s", out)
+	}
+}
+
+func TestAnsibleDoc(t *testing.T) {
+	env := ansibleEnv(t)
+	for _, m := range []string{"ephemeral_heat_launch"} {
+		cmd := exec.Command("ansible-doc", "ephemeral.heat."+m)
+		cmd.Env = append(env, "PAGER=cat")
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("ansible-doc ephemeral.heat.%s: %v\n%s", m, err, b)
+		}
+		for _, want := range []string{"heat_dir", "EXAMPLES", "RETURN"} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("ansible-doc %s lacks %q", m, want)
+			}
+		}
+	}
+}
