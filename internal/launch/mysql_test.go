@@ -1,0 +1,87 @@
+package launch
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/mariadbtest"
+)
+
+func TestNativeWithMySQL(t *testing.T) {
+	requireHeat(t)
+	srv := mariadbtest.Start(t)
+	var w warnings
+	var secrets []string
+	o := newOpts(t, &w)
+	o.Database = MySQL
+	o.DatabaseURL = srv.URL("")
+	o.Secret = func(s string) { secrets = append(secrets, s) }
+
+	out := run(t, o, Started)
+	if out.Database != MySQL || !strings.HasPrefix(out.DatabaseLocation, "mysql://heat_") || strings.Contains(out.DatabaseLocation, srv.AdminPassword) {
+		t.Fatalf("outcome: %+v", out)
+	}
+	createStack(t, out.Endpoint, "on-mysql")
+
+	ini, err := heatconf.ReadINI(filepath.Join(o.HeatDir, heatconf.HeatConf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn1 := ini.Get("database", "connection")
+	heat1, err := parseMySQLURL(conn1, "heat.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if heat1.User == srv.AdminUser || len(heat1.Password) < 24 {
+		t.Fatalf("Heat does not use its own random credentials: user %s", heat1.User)
+	}
+	masked := strings.Join(secrets, " ")
+	if !strings.Contains(masked, srv.AdminPassword) || !strings.Contains(masked, heat1.Password) {
+		t.Errorf("passwords not registered as secrets")
+	}
+	// Nothing but heat.conf (0600) holds Heat's password.
+	rec, _ := os.ReadFile(filepath.Join(o.HeatDir, StateFile))
+	if strings.Contains(string(rec), heat1.Password) || strings.Contains(string(rec), srv.AdminPassword) {
+		t.Errorf("launch record holds a password: %s", rec)
+	}
+
+	// stop/start: the data stays, the password changes.
+	run(t, o, Stopped)
+	out = run(t, o, Started)
+	if !stackListed(t, out.Endpoint, "on-mysql") {
+		t.Fatal("stack lost across stop/start on MySQL")
+	}
+	ini, _ = heatconf.ReadINI(filepath.Join(o.HeatDir, heatconf.HeatConf))
+	heat2, _ := parseMySQLURL(ini.Get("database", "connection"), "heat.conf")
+	if heat2.Password == heat1.Password || heat2.User != heat1.User {
+		t.Errorf("relaunch kept the old password or changed the user")
+	}
+
+	// absent drops the database and the user.
+	ab := run(t, o, Absent)
+	if !ab.Changed || len(ab.Removed) != 1 {
+		t.Fatalf("absent: %+v", ab)
+	}
+	db, err := sql.Open("mysql", srv.DSN(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	db.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", heat1.DB).Scan(&n)
+	if n != 0 {
+		t.Errorf("database %s still exists", heat1.DB)
+	}
+	db.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM mysql.user WHERE User = ?", heat1.User).Scan(&n)
+	if n != 0 {
+		t.Errorf("user %s still exists", heat1.User)
+	}
+	if ab := run(t, o, Absent); ab.Changed {
+		t.Errorf("second absent changed: %+v", ab)
+	}
+}
