@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // PrivateDirMode is the mode of every directory that may hold secrets.
@@ -59,35 +62,79 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 // WriteAtomic is WriteFileAtomic for content produced by a function writing to
 // a stream. If fill returns an error, the temporary file is removed and path is
 // left untouched.
-func WriteAtomic(path string, mode os.FileMode, fill func(w io.Writer) error) (err error) {
+func WriteAtomic(path string, mode os.FileMode, fill func(w io.Writer) error) error {
+	return WriteAtomicHook(path, mode, fill, nil)
+}
+
+// WriteAtomicHook is WriteAtomic with a hook that runs once the new content
+// is complete and synced, just before the rename (for example to move an
+// existing file at path aside). If the hook fails, path is left untouched.
+//
+// The content is written to an unnamed file (Linux O_TMPFILE) that gets a
+// name only once complete: a process killed mid-write, even by SIGKILL,
+// leaves no partial file behind. Where the file system lacks O_TMPFILE, a
+// named temporary file is used and removed on error.
+func WriteAtomicHook(path string, mode os.FileMode, fill func(w io.Writer) error, beforeRename func(path string) error) (err error) {
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, named, err := createTemp(dir, filepath.Base(path), mode)
 	if err != nil {
 		return fmt.Errorf("creating temporary file for %s: %w", path, err)
 	}
-	tmpName := tmp.Name()
+	tmpName := ""
+	if named {
+		tmpName = tmp.Name()
+	}
 	defer func() {
 		if err != nil {
 			tmp.Close()
-			os.Remove(tmpName)
+			if tmpName != "" {
+				os.Remove(tmpName)
+			}
 		}
 	}()
 	if err = tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("setting mode of %s: %w", tmpName, err)
+		return fmt.Errorf("setting mode of the temporary file for %s: %w", path, err)
 	}
 	if err = fill(tmp); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", tmpName, err)
+		return fmt.Errorf("syncing the temporary file for %s: %w", path, err)
+	}
+	if !named {
+		// Give the complete file a temporary name, then rename it over path.
+		tmpName = filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d-%d", filepath.Base(path), os.Getpid(), time.Now().UnixNano()))
+		if err = unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", tmp.Fd()), unix.AT_FDCWD, tmpName, unix.AT_SYMLINK_FOLLOW); err != nil {
+			tmpName = ""
+			return fmt.Errorf("naming the temporary file for %s: %w", path, err)
+		}
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", tmpName, err)
+		return fmt.Errorf("closing the temporary file for %s: %w", path, err)
+	}
+	if beforeRename != nil {
+		if err = beforeRename(path); err != nil {
+			return err
+		}
 	}
 	if err = os.Rename(tmpName, path); err != nil {
 		return fmt.Errorf("renaming %s to %s: %w", tmpName, path, err)
 	}
 	return syncDir(dir)
+}
+
+// createTemp opens an unnamed O_TMPFILE in dir, or a named temporary file
+// where the file system does not support that.
+func createTemp(dir, base string, mode os.FileMode) (*os.File, bool, error) {
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, uint32(mode.Perm()))
+	if err == nil {
+		return os.NewFile(uintptr(fd), filepath.Join(dir, "(unnamed)")), false, nil
+	}
+	if err != unix.EOPNOTSUPP && err != unix.EISDIR && err != unix.EINVAL {
+		return nil, false, &os.PathError{Op: "open O_TMPFILE", Path: dir, Err: err}
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	return f, true, err
 }
 
 // syncDir makes a rename in dir durable.

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestWriteFileAtomic(t *testing.T) {
@@ -78,5 +80,42 @@ func TestEnsurePrivateDir(t *testing.T) {
 	os.WriteFile(f, nil, 0o600)
 	if _, err := EnsurePrivateDir(f); err == nil {
 		t.Fatal("expected error for a file")
+	}
+}
+
+func TestWriteAtomicKilledLeavesNothing(t *testing.T) {
+	if os.Getenv("FSUTIL_CHILD") != "" {
+		// The child: write slowly until killed.
+		WriteAtomic(os.Getenv("FSUTIL_CHILD"), 0o600, func(w io.Writer) error {
+			for {
+				w.Write(make([]byte, 4096))
+				time.Sleep(time.Millisecond)
+			}
+		})
+		return
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "dump")
+	if err := WriteFileAtomic(p, []byte("previous"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=TestWriteAtomicKilledLeavesNothing")
+	cmd.Env = append(os.Environ(), "FSUTIL_CHILD="+p)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Kill()
+	cmd.Wait()
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 || ents[0].Name() != "dump" {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("files after a killed write: %v", names)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "previous" {
+		t.Fatalf("previous content lost: %q", b)
 	}
 }

@@ -279,3 +279,23 @@ func (o *Options) removeDatabase(ctx context.Context, rec *Record) ([]string, er
 	}
 	return nil, fmt.Errorf("heat.conf names a database this module cannot remove: %q", strings.SplitN(conn, ":", 2)[0])
 }
+
+// RemoveDatabase drops the live database that heatDir's heat.conf names (the
+// sqlite file, or the MySQL database; and its user when databaseURL, an
+// admin URL, is given). It returns what it removed; nothing when the
+// database is already gone.
+func RemoveDatabase(ctx context.Context, heatDir, databaseURL string, warn func(string, ...any), secret func(string)) ([]string, error) {
+	o := Options{HeatDir: heatDir, DatabaseURL: databaseURL, Warn: warn, Secret: secret}
+	o.defaults()
+	return o.removeDatabase(ctx, nil)
+}
+
+// HeatRunning reports whether heatDir's launch record names a live Heat.
+func HeatRunning(heatDir string) (bool, string) {
+	rec, err := readRecord(heatDir)
+	if err != nil || rec == nil {
+		return false, ""
+	}
+	alive, _ := rec.Process.Check()
+	return alive, rec.Endpoint
+}

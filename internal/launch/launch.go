@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
@@ -91,6 +92,8 @@ type Outcome struct {
 	DatabaseLocation string
 	// Removed lists what state=absent removed.
 	Removed []string
+	// Restored is the dump restore_db loaded.
+	Restored string
 }
 
 // Record is what launch.json holds.
@@ -167,9 +170,6 @@ func (o *Options) validate() error {
 		}
 	default:
 		return fmt.Errorf("database %q is unknown; use sqlite or mysql", o.Database)
-	}
-	if o.RestoreDB {
-		return errors.New("restore_db is not implemented yet: it needs the heat_db_dump module's dump format; launch without restore_db")
 	}
 	return nil
 }
@@ -328,6 +328,15 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 			return Outcome{}, err
 		}
 	}
+	var restored *dumps.Result
+	if o.RestoreDB {
+		r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: o.HeatDir, Warn: o.Warn, Secret: o.Secret})
+		if err != nil {
+			return Outcome{}, fmt.Errorf("restore_db: %w", err)
+		}
+		restored = &r
+	}
+	// After a restore, db_sync upgrades a dump taken by an older Heat.
 	if err := dbSync(ctx, heatManage, confPath, o); err != nil {
 		return Outcome{}, err
 	}
@@ -351,6 +360,13 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 	out := o.outcome(rec)
 	out.Changed = true
 	out.Msg = fmt.Sprintf("Heat started in %s (pid %d) at %s", o.HeatDir, rec.Process.PID, rec.Endpoint)
+	if restored != nil {
+		if err := checkRestoredStacks(ctx, rec.Endpoint, restored.Stacks); err != nil {
+			return out, fmt.Errorf("restore_db: Heat runs on the restored database, but %w", err)
+		}
+		out.Restored = restored.Path
+		out.Msg += "; database restored from " + restored.Path
+	}
 	return out, nil
 }
 
@@ -550,4 +566,34 @@ func stop(ctx context.Context, o *Options) (Outcome, error) {
 	}
 	out.PID = 0
 	return out, nil
+}
+
+// checkRestoredStacks compares the stacks Heat's API lists with the restored ones.
+func checkRestoredStacks(ctx context.Context, endpoint string, want []dumps.Stack) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/stacks", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("listing its stacks failed: %w", err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Stacks []struct {
+			ID     string `json:"id"`
+			Name   string `json:"stack_name"`
+			Status string `json:"stack_status"`
+		} `json:"stacks"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("listing its stacks answered %d: %v", resp.StatusCode, err)
+	}
+	got := make([]dumps.Stack, 0, len(body.Stacks))
+	for _, s := range body.Stacks {
+		got = append(got, dumps.Stack{ID: s.ID, Name: s.Name, Status: s.Status})
+	}
+	return dumps.SameStacks(want, got)
 }

@@ -304,7 +304,7 @@ func TestStartErrors(t *testing.T) {
 		{"mysql without url", func(t *testing.T, o *Options) { o.Database = MySQL }, []string{"database: mysql needs database_url"}},
 		{"sqlite with url", func(t *testing.T, o *Options) { o.DatabaseURL = "mysql://a:b@h/" }, []string{"database_url is only used with database: mysql"}},
 		{"container not yet", func(t *testing.T, o *Options) { o.HeatType = Container }, []string{"not implemented yet"}},
-		{"restore not yet", func(t *testing.T, o *Options) { o.RestoreDB = true }, []string{"restore_db is not implemented yet"}},
+		{"restore without a dump", func(t *testing.T, o *Options) { o.RestoreDB = true }, []string{"restore_db: no database dump", "heat_db_dump state=dumped"}},
 		{"relative dir", func(t *testing.T, o *Options) { o.HeatDir = "rel/dir" }, []string{"heat_dir must be an absolute path"}},
 	}
 	for _, tc := range tests {

@@ -58,6 +58,9 @@ func run(ctx *module.Context) (module.Result, error) {
 		"database":          out.Database,
 		"database_location": out.DatabaseLocation,
 	}
+	if out.Restored != "" {
+		res["restored"] = out.Restored
+	}
 	if out.Removed != nil {
 		res["removed"] = out.Removed
 	}

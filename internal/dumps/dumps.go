@@ -1,0 +1,332 @@
+// Package dumps manages the database dumps of an ephemeral Heat as artifacts:
+// timestamped, optionally gzip-compressed SQL files written atomically with
+// mode 0600, a sha256 file and a manifest (tables, rows, stacks) beside each,
+// rotation of older dumps, verification before a wipe, and restore of the
+// newest (or a given) dump into the database heat.conf names.
+package dumps
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dbdump"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+)
+
+// Dump file naming inside heat_dir.
+const (
+	Prefix       = "heat-db-"
+	StampLayout  = "20060102T150405Z"
+	SumSuffix    = ".sha256"
+	ManifestSuff = ".manifest.json"
+)
+
+// Stack is a top-level stack a dump holds.
+type Stack struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+// Manifest describes a dump; it is written beside it as NAME.manifest.json.
+type Manifest struct {
+	Format    int              `json:"format"`
+	Created   time.Time        `json:"created"`
+	Database  string           `json:"database"` // sqlite | mysql
+	Source    string           `json:"source"`   // file or mysql://user@host/db, no password
+	Compress  string           `json:"compress"` // gzip | none
+	Size      int64            `json:"size"`
+	SHA256    string           `json:"sha256"`     // of the file as stored
+	SQLSHA256 string           `json:"sql_sha256"` // of the SQL text without comment lines
+	Tables    int              `json:"tables"`
+	Rows      int64            `json:"rows"`
+	TableRows map[string]int64 `json:"table_rows"`
+	Stacks    []Stack          `json:"stacks"`
+}
+
+// Target reads heat.conf in heatDir and returns its database.
+func Target(heatDir string) (dbdump.Target, error) {
+	p := filepath.Join(heatDir, heatconf.HeatConf)
+	ini, err := heatconf.ReadINI(p)
+	if err != nil {
+		return dbdump.Target{}, fmt.Errorf("finding Heat's database: %w (is %s a heat_dir written by ephemeral_heat_launch?)", err, heatDir)
+	}
+	conn := ini.Get("database", "connection")
+	if conn == "" {
+		return dbdump.Target{}, fmt.Errorf("%s has no [database] connection", p)
+	}
+	t, err := dbdump.ParseHeatConnection(conn)
+	if err != nil {
+		return dbdump.Target{}, fmt.Errorf("%s: %w", p, err)
+	}
+	return t, nil
+}
+
+// Describe names a target without credentials.
+func Describe(t dbdump.Target) string {
+	if t.Kind == dbdump.KindSQLite {
+		return t.Path
+	}
+	return fmt.Sprintf("mysql://%s@%s/%s", t.User, t.Addr, t.Database)
+}
+
+// Exists reports whether the target database exists and is not empty.
+func Exists(ctx context.Context, t dbdump.Target) (bool, error) {
+	if t.Kind == dbdump.KindSQLite {
+		st, err := os.Stat(t.Path)
+		if os.IsNotExist(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return st.Size() > 0, nil
+	}
+	db, err := sql.Open("mysql", t.DSN)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	err = db.PingContext(ctx)
+	if err != nil {
+		// Unknown database (1049) means it is gone; a refused login (1045)
+		// usually means a wipe dropped Heat's user with it.
+		if strings.Contains(err.Error(), "1049") {
+			return false, nil
+		}
+		if strings.Contains(err.Error(), "1045") {
+			return false, fmt.Errorf("%w: connecting to %s: %v", ErrNoAccess, Describe(t), err)
+		}
+		return false, fmt.Errorf("connecting to %s: %w", Describe(t), err)
+	}
+	// A database without tables holds nothing to dump or to keep.
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()").Scan(&n); err != nil {
+		return false, fmt.Errorf("counting tables in %s: %w", Describe(t), err)
+	}
+	return n > 0, nil
+}
+
+// ListStacks reads the live top-level stacks from the database.
+func ListStacks(ctx context.Context, t dbdump.Target) ([]Stack, error) {
+	var db *sql.DB
+	var err error
+	if t.Kind == dbdump.KindSQLite {
+		db, err = sql.Open("sqlite", "file:"+t.Path+"?mode=ro")
+	} else {
+		db, err = sql.Open("mysql", t.DSN)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT id, name, action, status FROM stack WHERE deleted_at IS NULL AND owner_id IS NULL ORDER BY name, id")
+	if err != nil {
+		return nil, fmt.Errorf("listing stacks in %s: %w", Describe(t), err)
+	}
+	defer rows.Close()
+	out := []Stack{}
+	for rows.Next() {
+		var s Stack
+		var action, status sql.NullString
+		if err := rows.Scan(&s.ID, &s.Name, &action, &status); err != nil {
+			return nil, fmt.Errorf("listing stacks in %s: %w", Describe(t), err)
+		}
+		s.Status = action.String + "_" + status.String
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// contentHasher hashes SQL text without its "--" comment lines, which carry
+// times and hosts, so identical database content gives the same hash.
+type contentHasher struct {
+	h                                hash.Hash
+	lineStart, skipping, pendingDash bool
+	buf                              []byte
+}
+
+func newContentHasher() *contentHasher {
+	return &contentHasher{h: sha256.New(), lineStart: true, buf: make([]byte, 0, 64*1024)}
+}
+
+func (c *contentHasher) Write(p []byte) (int, error) {
+	buf := c.buf[:0]
+	for _, b := range p {
+		switch {
+		case c.skipping:
+			if b == '\n' {
+				c.skipping, c.lineStart = false, true
+			}
+			continue
+		case c.pendingDash:
+			c.pendingDash = false
+			if b == '-' {
+				c.skipping = true
+				continue
+			}
+			buf = append(buf, '-')
+		case c.lineStart && b == '-':
+			c.pendingDash, c.lineStart = true, false
+			continue
+		}
+		buf = append(buf, b)
+		c.lineStart = b == '\n'
+	}
+	c.h.Write(buf)
+	c.buf = buf
+	return len(p), nil
+}
+
+func (c *contentHasher) Sum() string { return hex.EncodeToString(c.h.Sum(nil)) }
+
+// dumpTo streams the database as SQL into w.
+func dumpTo(ctx context.Context, t dbdump.Target, w io.Writer) (dbdump.Stats, error) {
+	if t.Kind == dbdump.KindSQLite {
+		return dbdump.DumpSQLite(ctx, t.Path, w)
+	}
+	return dbdump.DumpMySQL(ctx, t.DSN, w)
+}
+
+// ContentHash dumps the database to a hash only (no file).
+func ContentHash(ctx context.Context, t dbdump.Target) (string, error) {
+	h := newContentHasher()
+	if _, err := dumpTo(ctx, t, h); err != nil {
+		return "", err
+	}
+	return h.Sum(), nil
+}
+
+// List returns the dumps in dir (files named heat-db-*.sql or *.sql.gz),
+// newest first.
+func List(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("listing dumps in %s: %w", dir, err)
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if e.Type().IsRegular() && strings.HasPrefix(n, Prefix) && (strings.HasSuffix(n, ".sql") || strings.HasSuffix(n, ".sql.gz")) {
+			out = append(out, filepath.Join(dir, n))
+		}
+	}
+	// Names carry a UTC timestamp and sequence: lexical order is time order.
+	sort.Sort(sort.Reverse(sort.StringSlice(out)))
+	return out, nil
+}
+
+// ReadManifest reads the manifest beside a dump (nil if there is none).
+func ReadManifest(dumpPath string) (*Manifest, error) {
+	b, err := os.ReadFile(dumpPath + ManifestSuff)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s%s is corrupt: %w", dumpPath, ManifestSuff, err)
+	}
+	return &m, nil
+}
+
+// fileSHA256 hashes a file.
+func fileSHA256(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// VerifyChecksum checks a dump against its .sha256 file. It returns
+// errNoChecksum when there is none.
+func VerifyChecksum(dumpPath string) (string, error) {
+	b, err := os.ReadFile(dumpPath + SumSuffix)
+	if os.IsNotExist(err) {
+		return "", errNoChecksum
+	}
+	if err != nil {
+		return "", err
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return "", fmt.Errorf("%s%s is empty", dumpPath, SumSuffix)
+	}
+	got, _, err := fileSHA256(dumpPath)
+	if err != nil {
+		return "", err
+	}
+	if got != fields[0] {
+		return "", fmt.Errorf("refusing %s: its sha256 is %s but %s%s records %s; the file is corrupt or was changed (restore another dump, or delete the .sha256 file if you trust this one)",
+			dumpPath, got, dumpPath, SumSuffix, fields[0])
+	}
+	return got, nil
+}
+
+var errNoChecksum = errors.New("no checksum file")
+
+// ErrNoAccess means the database refused Heat's credentials: its user was
+// dropped (by a wipe) or its password changed.
+var ErrNoAccess = errors.New("the database refused Heat's credentials")
+
+// openSQL opens a dump for reading, decompressing gzip (detected by its magic bytes).
+func openSQL(path string) (io.Reader, func() error, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening dump %s: %w", path, err)
+	}
+	br := bufio.NewReaderSize(f, 256*1024)
+	magic, _ := br.Peek(2)
+	if bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("dump %s: %w", path, err)
+		}
+		return zr, func() error { zr.Close(); return f.Close() }, nil
+	}
+	return br, f.Close, nil
+}
+
+// verifyContent re-reads a dump and checks it decompresses to SQL with the given content hash.
+func verifyContent(path, want string) error {
+	r, closeFn, err := openSQL(path)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	h := newContentHasher()
+	if _, err := io.Copy(h, r); err != nil {
+		return fmt.Errorf("verifying %s: %w", path, err)
+	}
+	if got := h.Sum(); got != want {
+		return fmt.Errorf("verifying %s: its content hash %s differs from the dumped %s", path, got, want)
+	}
+	return nil
+}

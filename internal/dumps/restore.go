@@ -1,0 +1,196 @@
+package dumps
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dbdump"
+)
+
+// RestoreOptions are heat_db_dump's parameters for state=restored.
+type RestoreOptions struct {
+	HeatDir   string
+	Dump      string // "" = the newest dump in HeatDir
+	CheckMode bool
+	Warn      func(string, ...any)
+	Secret    func(string)
+}
+
+// Newest returns the newest dump in dir, or an error saying how to get one.
+func Newest(dir string) (string, error) {
+	all, err := List(dir)
+	if err != nil {
+		return "", err
+	}
+	if len(all) == 0 {
+		return "", fmt.Errorf("no database dump (%s*.sql[.gz]) in %s: dump one first with heat_db_dump state=dumped, or give its path", Prefix, dir)
+	}
+	return all[0], nil
+}
+
+// Restore loads a dump into the database heat.conf names. A database that
+// already holds exactly the dump's content is left alone (changed=false);
+// one that holds something else is dumped first (Backup), so nothing is lost.
+// After loading, the stacks in the database must be those of the manifest.
+func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
+	if o.Warn == nil {
+		o.Warn = func(string, ...any) {}
+	}
+	if o.Secret == nil {
+		o.Secret = func(string) {}
+	}
+	t, err := Target(o.HeatDir)
+	if err != nil {
+		return Result{}, err
+	}
+	registerSecrets(t, o.Secret)
+	path := o.Dump
+	if path == "" {
+		if path, err = Newest(o.HeatDir); err != nil {
+			return Result{}, err
+		}
+	}
+	if _, err := os.Stat(path); err != nil {
+		return Result{}, fmt.Errorf("dump to restore: %w", err)
+	}
+	sum, err := VerifyChecksum(path)
+	if errors.Is(err, errNoChecksum) {
+		o.Warn("%s has no %s file: its integrity cannot be checked", path, SumSuffix)
+		sum, _, err = fileSHA256(path)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	m, err := ReadManifest(path)
+	if err != nil {
+		return Result{}, err
+	}
+	if m != nil && m.Database != string(t.Kind) {
+		return Result{}, fmt.Errorf("%s is a %s dump but heat.conf in %s names a %s database", path, m.Database, o.HeatDir, t.Kind)
+	}
+	r := Result{Path: path, SHA256: sum}
+	if m != nil {
+		r.Size, r.Tables, r.Rows, r.Stacks = m.Size, m.Tables, m.Rows, m.Stacks
+	}
+
+	exists, err := Exists(ctx, t)
+	if errors.Is(err, ErrNoAccess) {
+		return r, fmt.Errorf("%w: the database user of heat.conf does not exist any more; relaunch with ephemeral_heat_launch restore_db: true, which recreates it", err)
+	}
+	if err != nil {
+		return r, err
+	}
+	if exists {
+		cur, err := ContentHash(ctx, t)
+		if err == nil && m != nil && cur == m.SQLSHA256 {
+			r.Msg = fmt.Sprintf("%s already holds the content of %s", Describe(t), path)
+			return r, nil
+		}
+	}
+	if o.CheckMode {
+		r.Changed = true
+		r.Msg = fmt.Sprintf("would restore %s into %s", path, Describe(t))
+		return r, nil
+	}
+	if exists {
+		// Nothing lost: keep what is being replaced.
+		b, err := Dump(ctx, DumpOptions{HeatDir: o.HeatDir, Keep: 1 << 20, Warn: o.Warn, Secret: o.Secret})
+		if err != nil {
+			return r, fmt.Errorf("saving the current database before the restore: %w", err)
+		}
+		r.Backup = b.Path
+		if b.Changed {
+			o.Warn("the database held other data; it was saved to %s before the restore", b.Path)
+		}
+	}
+	rd, closeFn, err := openSQL(path)
+	if err != nil {
+		return r, err
+	}
+	defer closeFn()
+	var st dbdump.Stats
+	if t.Kind == dbdump.KindSQLite {
+		st, err = dbdump.RestoreSQLite(ctx, rd, t.Path, dbdump.WithOverwrite())
+	} else {
+		// Start from an empty database: tables the dump does not have must not survive.
+		if err = createMySQLDatabase(ctx, t, exists); err == nil {
+			st, err = dbdump.RestoreMySQL(ctx, t.DSN, rd, dbdump.WithOverwrite())
+		}
+	}
+	if err != nil {
+		return r, fmt.Errorf("restoring %s into %s: %w", path, Describe(t), err)
+	}
+	r.Changed = true
+	r.Tables, r.Rows = st.Tables, st.Rows
+	stacks, err := ListStacks(ctx, t)
+	if err != nil {
+		return r, err
+	}
+	r.Stacks = stacks
+	if m != nil {
+		if err := SameStacks(m.Stacks, stacks); err != nil {
+			return r, fmt.Errorf("after restoring %s: %w", path, err)
+		}
+	}
+	r.Msg = fmt.Sprintf("restored %s into %s (%d tables, %d rows, %d stacks)", path, Describe(t), st.Tables, st.Rows, len(stacks))
+	return r, nil
+}
+
+// SameStacks compares the stacks a manifest lists with those found.
+func SameStacks(want, got []Stack) error {
+	key := func(s Stack) string { return s.ID + " " + s.Name + " " + s.Status }
+	w := map[string]bool{}
+	for _, s := range want {
+		w[key(s)] = true
+	}
+	g := map[string]bool{}
+	for _, s := range got {
+		g[key(s)] = true
+	}
+	var missing, extra []string
+	for k := range w {
+		if !g[k] {
+			missing = append(missing, k)
+		}
+	}
+	for k := range g {
+		if !w[k] {
+			extra = append(extra, k)
+		}
+	}
+	if len(missing)+len(extra) > 0 {
+		return fmt.Errorf("the stacks differ from the dump's manifest: missing %v, unexpected %v", missing, extra)
+	}
+	return nil
+}
+
+// createMySQLDatabase creates the target database if it is missing (Heat's
+// user has all privileges on its own database name).
+func createMySQLDatabase(ctx context.Context, t dbdump.Target, dropFirst bool) error {
+	c, err := mysql.ParseDSN(t.DSN)
+	if err != nil {
+		return err
+	}
+	c.DBName = ""
+	db, err := sql.Open("mysql", c.FormatDSN())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	name := "`" + strings.ReplaceAll(t.Database, "`", "``") + "`"
+	if dropFirst {
+		if _, err := db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
+			return fmt.Errorf("emptying database %s: %w", Describe(t), err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+name+" CHARACTER SET utf8"); err != nil {
+		return fmt.Errorf("creating database %s: %w", Describe(t), err)
+	}
+	return nil
+}

@@ -1,0 +1,343 @@
+package dumps_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/mariadbtest"
+)
+
+const groupTemplate = `{
+ "heat_template_version": "2016-10-14",
+ "parameters": {"count": {"type": "number", "default": 3}},
+ "resources": {
+  "group": {"type": "OS::Heat::ResourceGroup", "properties": {"count": {"get_param": "count"},
+    "resource_def": {"type": "OS::Heat::RandomString", "properties": {"length": 12}}}},
+  "solo": {"type": "OS::Heat::RandomString", "properties": {"length": 20}}
+ },
+ "outputs": {
+  "values": {"value": {"get_attr": ["group", "value"]}},
+  "solo": {"value": {"get_attr": ["solo", "value"]}}
+ }}`
+
+func api(t *testing.T, method, url, body string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	c := http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// createStack creates the group stack and waits for CREATE_COMPLETE.
+func createStack(t *testing.T, endpoint, name string) string {
+	t.Helper()
+	code, b := api(t, "POST", endpoint+"/stacks", fmt.Sprintf(`{"stack_name": %q, "template": %s}`, name, groupTemplate))
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	var created struct{ Stack struct{ ID string } }
+	json.Unmarshal(b, &created)
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		_, b := api(t, "GET", endpoint+"/stacks/"+name+"/"+created.Stack.ID+"?resolve_outputs=false", "")
+		var s struct {
+			Stack struct {
+				StackStatus string `json:"stack_status"`
+			}
+		}
+		json.Unmarshal(b, &s)
+		switch s.Stack.StackStatus {
+		case "CREATE_COMPLETE":
+			return created.Stack.ID
+		case "CREATE_FAILED":
+			t.Fatalf("stack failed: %s", b)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatal("stack did not complete")
+	return ""
+}
+
+// snapshot is what must survive a dump and restore: the stack, its nested
+// resources and its outputs.
+func snapshot(t *testing.T, endpoint, name, id string) string {
+	t.Helper()
+	_, b := api(t, "GET", endpoint+"/stacks/"+name+"/"+id, "")
+	var s struct {
+		Stack struct {
+			ID          string
+			StackName   string `json:"stack_name"`
+			StackStatus string `json:"stack_status"`
+			Outputs     []map[string]any
+		}
+	}
+	json.Unmarshal(b, &s)
+	sort.Slice(s.Stack.Outputs, func(i, j int) bool {
+		return fmt.Sprint(s.Stack.Outputs[i]["output_key"]) < fmt.Sprint(s.Stack.Outputs[j]["output_key"])
+	})
+	_, rb := api(t, "GET", endpoint+"/stacks/"+name+"/"+id+"/resources?nested_depth=3", "")
+	var r struct {
+		Resources []struct {
+			Name   string `json:"resource_name"`
+			Phys   string `json:"physical_resource_id"`
+			Status string `json:"resource_status"`
+			Type   string `json:"resource_type"`
+			Parent string `json:"parent_resource"`
+		}
+	}
+	json.Unmarshal(rb, &r)
+	var res []string
+	for _, x := range r.Resources {
+		res = append(res, strings.Join([]string{x.Parent, x.Name, x.Type, x.Phys, x.Status}, "|"))
+	}
+	sort.Strings(res)
+	out, _ := json.Marshal(map[string]any{"stack": s.Stack, "resources": res})
+	if len(res) != 5 || len(s.Stack.Outputs) != 2 {
+		t.Fatalf("unexpected stack shape: %s", out)
+	}
+	return string(out)
+}
+
+func TestDumpWipeRestoreRoundTrip(t *testing.T) {
+	for _, kind := range []string{launch.SQLite, launch.MySQL} {
+		t.Run(kind, func(t *testing.T) {
+			heattest.RequireHeat(t)
+			port, _ := proc.FreePort()
+			dir := filepath.Join(t.TempDir(), "heat-launcher")
+			o := launch.Options{HeatDir: dir, APIPort: port, Database: kind, Warn: t.Logf}
+			if kind == launch.MySQL {
+				o.DatabaseURL = mariadbtest.Start(t).URL("")
+			}
+			t.Cleanup(func() {
+				c := o
+				c.State = launch.Absent
+				launch.Run(context.Background(), c)
+			})
+			o.State = launch.Started
+			out, err := launch.Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := createStack(t, out.Endpoint, "overcloud")
+			before := snapshot(t, out.Endpoint, "overcloud", id)
+
+			target, err := dumps.Target(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 5, Wipe: true,
+				WipeFunc: func(ctx context.Context) ([]string, error) {
+					return launch.RemoveDatabase(ctx, dir, o.DatabaseURL, t.Logf, func(string) {})
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Changed || !r.Wiped || r.Tables < 10 || r.Rows == 0 || len(r.Stacks) != 1 || r.Stacks[0].Name != "overcloud" || r.Stacks[0].Status != "CREATE_COMPLETE" {
+				t.Fatalf("dump result: %+v", r)
+			}
+			for _, p := range []string{r.Path, r.Path + dumps.SumSuffix, r.Path + dumps.ManifestSuff} {
+				st, err := os.Stat(p)
+				if err != nil || st.Mode().Perm() != 0o600 {
+					t.Fatalf("%s: %v mode %v", p, err, st)
+				}
+			}
+			if exists, err := dumps.Exists(context.Background(), target); (err != nil && !errors.Is(err, dumps.ErrNoAccess)) || exists {
+				t.Fatalf("live database still there after wipe: %v %v", exists, err)
+			}
+			// A second dump finds the database gone and the dump saved: no change.
+			again, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Wipe: true})
+			if err != nil || again.Changed || again.Path != r.Path {
+				t.Fatalf("second dump: %+v %v", again, err)
+			}
+
+			o.State = launch.Stopped
+			if _, err := launch.Run(context.Background(), o); err != nil {
+				t.Fatal(err)
+			}
+			o.State = launch.Started
+			o.RestoreDB = true
+			out, err = launch.Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Restored != r.Path {
+				t.Errorf("restored %q, want %q", out.Restored, r.Path)
+			}
+			if after := snapshot(t, out.Endpoint, "overcloud", id); after != before {
+				t.Fatalf("stack differs after restore:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+}
+
+// fakeHeatDir makes a heat_dir whose heat.conf names a sqlite database with
+// a stack table and size bytes of filler.
+func fakeHeatDir(t *testing.T, fillerBytes int) string {
+	t.Helper()
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "heat.sqlite")
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	stmts := []string{
+		"CREATE TABLE stack (id VARCHAR(36) PRIMARY KEY, name VARCHAR(255), action VARCHAR(255), status VARCHAR(255), owner_id VARCHAR(36), deleted_at DATETIME)",
+		"INSERT INTO stack VALUES ('id-1', 'overcloud', 'CREATE', 'COMPLETE', NULL, NULL)",
+		"INSERT INTO stack VALUES ('id-2', 'nested', 'CREATE', 'COMPLETE', 'id-1', NULL)",
+		"CREATE TABLE filler (id INTEGER PRIMARY KEY, data TEXT)",
+	}
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, _ := db.Begin()
+	row := strings.Repeat("x", 4000)
+	for i := 0; i < fillerBytes/4000; i++ {
+		tx.Exec("INSERT INTO filler (data) VALUES (?)", row)
+	}
+	tx.Commit()
+	conf := fmt.Sprintf("[database]\nconnection = sqlite:///%s\n", dbPath)
+	os.WriteFile(filepath.Join(dir, heatconf.HeatConf), []byte(conf), 0o600)
+	return dir
+}
+
+func TestDumpRotationIdempotenceAndChecksum(t *testing.T) {
+	dir := fakeHeatDir(t, 0)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { now = now.Add(time.Minute); return now }
+	first, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 2, Now: clock})
+	if err != nil || !first.Changed || len(first.Stacks) != 1 {
+		t.Fatalf("first dump: %+v %v", first, err)
+	}
+	// Unchanged database: no new dump.
+	same, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 2, Now: clock})
+	if err != nil || same.Changed || same.Path != first.Path {
+		t.Fatalf("unchanged dump: %+v %v", same, err)
+	}
+	// Changes make new dumps; rotation keeps keep+1.
+	db, _ := sql.Open("sqlite", filepath.Join(dir, "heat.sqlite"))
+	var paths []string
+	for i := 0; i < 4; i++ {
+		db.Exec("INSERT INTO filler (data) VALUES (?)", fmt.Sprint(i))
+		r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 2, Now: clock})
+		if err != nil || !r.Changed {
+			t.Fatalf("dump %d: %+v %v", i, r, err)
+		}
+		paths = append(paths, r.Path)
+	}
+	db.Close()
+	list, _ := dumps.List(dir)
+	if len(list) != 3 || list[0] != paths[3] {
+		t.Fatalf("after rotation: %v", list)
+	}
+	// A corrupted dump is refused on restore, naming the problem.
+	b, _ := os.ReadFile(list[0])
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(list[0], b, 0o600)
+	_, err = dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: dir})
+	if err == nil || !strings.Contains(err.Error(), "refusing") || !strings.Contains(err.Error(), "sha256") {
+		t.Fatalf("corrupt dump accepted: %v", err)
+	}
+	// The intact older one restores; the replaced database is saved first.
+	r, err := dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: dir, Dump: list[1]})
+	if err != nil || !r.Changed || r.Backup == "" {
+		t.Fatalf("restore: %+v %v", r, err)
+	}
+	// Restoring again is a no-op.
+	r, err = dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: dir, Dump: list[1]})
+	if err != nil || r.Changed {
+		t.Fatalf("second restore: %+v %v", r, err)
+	}
+	// An explicit dest that exists is moved aside, not overwritten.
+	dest := filepath.Join(t.TempDir(), "mine.sql")
+	os.WriteFile(dest, []byte("precious"), 0o600)
+	var warned []string
+	if _, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Dest: dest, Compress: dumps.None,
+		Warn: func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }}); err != nil {
+		t.Fatal(err)
+	}
+	matches, _ := filepath.Glob(dest + ".*Z")
+	if len(matches) != 1 || len(warned) != 1 {
+		t.Fatalf("existing dest not moved aside: %v %v", matches, warned)
+	}
+	if b, _ := os.ReadFile(matches[0]); string(b) != "precious" {
+		t.Fatalf("moved-aside content changed")
+	}
+	if b, _ := os.ReadFile(dest); !strings.Contains(string(b), "CREATE TABLE") {
+		t.Fatalf("dest is not a plain SQL dump")
+	}
+	// sqlite3 loads the dump.
+	if _, err := exec.LookPath("sqlite3"); err != nil {
+		t.Fatal("sqlite3 is not installed: apt-get install -y sqlite3")
+	}
+	cmd := exec.Command("sqlite3", filepath.Join(t.TempDir(), "x.db"), ".read "+dest, "SELECT name FROM stack WHERE owner_id IS NULL;")
+	if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "overcloud" {
+		t.Fatalf("sqlite3 could not load the dump: %v %s", err, out)
+	}
+}
+
+func TestKilledDumpLeavesPreviousIntact(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "heat_db_dump")
+	build := exec.Command("go", "build", "-o", bin, "../../modules/heat_db_dump")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building heat_db_dump: %v %s", err, out)
+	}
+	dir := fakeHeatDir(t, 200<<20)
+	prev, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Compress: dumps.None})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, _ := sql.Open("sqlite", filepath.Join(dir, "heat.sqlite"))
+	db.Exec("INSERT INTO filler (data) VALUES ('changed')")
+	db.Close()
+	before, _ := os.ReadDir(dir)
+	cmd := exec.Command(bin, "--heat-dir", dir, "--compress", "gzip")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	err = cmd.Wait()
+	if err == nil {
+		t.Fatal("the dump finished before it was killed: make the database bigger")
+	}
+	after, _ := os.ReadDir(dir)
+	if len(after) != len(before) {
+		var names []string
+		for _, e := range after {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("files changed after a killed dump: %v", names)
+	}
+	if _, err := dumps.VerifyChecksum(prev.Path); err != nil {
+		t.Fatalf("previous dump damaged: %v", err)
+	}
+}

@@ -1,0 +1,70 @@
+// Command heat_db_dump is the Ansible module (and command-line tool) that
+// dumps an ephemeral Heat's database as a verified artifact, optionally wipes
+// it, and restores a dump.
+package main
+
+import (
+	"context"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
+)
+
+var spec = &module.Spec{
+	Name:  "heat_db_dump",
+	Short: "dump, wipe and restore the database of an ephemeral Heat",
+	Params: []module.Param{
+		{Name: "heat_dir", Type: module.Path, Required: true, Help: "the heat_dir; its heat.conf names the database"},
+		{Name: "state", Default: "dumped", Choices: []string{"dumped", "restored"}, Help: "dump the database, or restore a dump into it"},
+		{Name: "dest", Type: module.Path, Help: "dumped: file to write (default a timestamped file in heat_dir); restored: dump to load (default the newest)"},
+		{Name: "compress", Default: dumps.Gzip, Choices: []string{dumps.Gzip, dumps.None}, Help: "compression of a new dump"},
+		{Name: "wipe", Type: module.Bool, Default: false, Help: "after a verified dump, drop the live database"},
+		{Name: "keep", Type: module.Int, Default: 5, Help: "older dumps to keep in heat_dir"},
+		{Name: "database_url", NoLog: true, Help: "MySQL admin URL, to drop Heat's MySQL user too on wipe"},
+	},
+}
+
+func run(ctx *module.Context) (module.Result, error) {
+	p := ctx.Params
+	bg := context.Background()
+	var r dumps.Result
+	var err error
+	if p.Str("state") == "restored" {
+		r, err = dumps.Restore(bg, dumps.RestoreOptions{HeatDir: p.Str("heat_dir"), Dump: p.Str("dest"),
+			CheckMode: ctx.CheckMode, Warn: ctx.Warn, Secret: ctx.AddSecret})
+	} else {
+		heatDir, adminURL := p.Str("heat_dir"), p.Str("database_url")
+		r, err = dumps.Dump(bg, dumps.DumpOptions{HeatDir: heatDir, Dest: p.Str("dest"), Compress: p.Str("compress"),
+			Keep: p.Int("keep"), Wipe: p.Bool("wipe"), CheckMode: ctx.CheckMode, Warn: ctx.Warn, Secret: ctx.AddSecret,
+			WipeFunc: func(c context.Context) ([]string, error) {
+				if running, ep := launch.HeatRunning(heatDir); running {
+					ctx.Warn("Heat is still running at %s on the wiped database: stop it (ephemeral_heat_launch state=stopped)", ep)
+				}
+				return launch.RemoveDatabase(c, heatDir, adminURL, ctx.Warn, ctx.AddSecret)
+			}})
+	}
+	stacks := make([]map[string]any, 0, len(r.Stacks))
+	for _, s := range r.Stacks {
+		stacks = append(stacks, map[string]any{"id": s.ID, "name": s.Name, "status": s.Status})
+	}
+	res := module.Result{
+		"changed": r.Changed, "msg": r.Msg, "path": r.Path, "size": r.Size, "sha256": r.SHA256,
+		"tables": r.Tables, "rows": r.Rows, "stacks": stacks, "wiped": r.Wiped,
+	}
+	if len(r.Rotated) > 0 {
+		res["rotated"] = r.Rotated
+	}
+	if len(r.Removed) > 0 {
+		res["removed"] = r.Removed
+	}
+	if r.Backup != "" {
+		res["backup"] = r.Backup
+	}
+	if r.Changed {
+		res["diff"] = map[string]any{"before": map[string]any{}, "after": map[string]any{"path": r.Path, "wiped": r.Wiped}}
+	}
+	return res, err
+}
+
+func main() { module.Main(spec, run) }
