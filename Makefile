@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-MODULES      := ephemeral_heat_launch
+MODULES      := ephemeral_heat_launch heat_db_dump overcloud_precheck
 GOARCH       ?= amd64
 GO           ?= go
 GOTAGS       := remote exclude_graphdriver_btrfs btrfs_noversion exclude_graphdriver_devicemapper containers_image_openpgp

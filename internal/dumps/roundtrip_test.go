@@ -131,8 +131,10 @@ func TestDumpWipeRestoreRoundTrip(t *testing.T) {
 			port, _ := proc.FreePort()
 			dir := filepath.Join(t.TempDir(), "heat-launcher")
 			o := launch.Options{HeatDir: dir, APIPort: port, Database: kind, Warn: t.Logf}
+			var srv *mariadbtest.Server
 			if kind == launch.MySQL {
-				o.DatabaseURL = mariadbtest.Start(t).URL("")
+				srv = mariadbtest.Start(t)
+				o.DatabaseURL = srv.URL("")
 			}
 			t.Cleanup(func() {
 				c := o
@@ -191,6 +193,36 @@ func TestDumpWipeRestoreRoundTrip(t *testing.T) {
 			}
 			if after := snapshot(t, out.Endpoint, "overcloud", id); after != before {
 				t.Fatalf("stack differs after restore:\nbefore %s\nafter  %s", before, after)
+			}
+			if srv == nil {
+				return
+			}
+			// A mysqldump file of the same database restores through state=restored.
+			target, _ = dumps.Target(dir)
+			file := filepath.Join(t.TempDir(), "heat.mysqldump.sql")
+			cmd := exec.Command("mysqldump", "--defaults-extra-file="+srv.ClientConfig, "--single-transaction", "--result-file="+file, target.Database)
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("mysqldump: %v %s", err, b)
+			}
+			o.State = launch.Stopped
+			launch.Run(context.Background(), o)
+			var warned []string
+			rr, err := dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: dir, Dump: file,
+				Warn: func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }})
+			if err != nil || !rr.Changed || len(rr.Stacks) != 1 || rr.Backup == "" {
+				t.Fatalf("restoring the mysqldump file: %+v %v", rr, err)
+			}
+			if !strings.Contains(strings.Join(warned, "\n"), "has no .sha256") {
+				t.Errorf("no warning about the missing checksum: %v", warned)
+			}
+			o.RestoreDB = false
+			o.State = launch.Started
+			out, err = launch.Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after := snapshot(t, out.Endpoint, "overcloud", id); after != before {
+				t.Fatalf("stack differs after the mysqldump restore")
 			}
 		})
 	}
