@@ -72,6 +72,11 @@ type Options struct {
 	StopGrace time.Duration
 	// ExtraConf is added to heat.conf (tuning); part of the fingerprint.
 	ExtraConf map[string]map[string]string
+	// OwnerPID, when set, is watched by a detached watchdog: if that process
+	// exits while Heat runs, the database is dumped and Heat stopped.
+	OwnerPID int
+	// WatchdogCommand runs this binary as the watchdog (default /proc/self/exe).
+	WatchdogCommand []string
 
 	// Warn receives warnings for the operator; Secret registers values to mask.
 	Warn   func(format string, args ...any)
@@ -158,6 +163,11 @@ func (o *Options) validate() error {
 		return fmt.Errorf("heat_type %q is not implemented yet; use heat_type: native", o.HeatType)
 	default:
 		return fmt.Errorf("heat_type %q is unknown; use native, container or pod", o.HeatType)
+	}
+	if o.OwnerPID > 0 {
+		if _, err := ownerRecord(o.OwnerPID); err != nil {
+			return fmt.Errorf("%v: give the pid of a live process (the ansible-playbook process), or 0", err)
+		}
 	}
 	switch o.Database {
 	case SQLite:
@@ -266,6 +276,11 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 		case alive && rec.Fingerprint == fp && apiReady(ctx, rec.Endpoint):
 			out := o.outcome(rec)
 			out.Msg = fmt.Sprintf("Heat is already running in %s (pid %d) at %s", o.HeatDir, rec.Process.PID, rec.Endpoint)
+			if !o.CheckMode {
+				if err := o.ensureWatchdog(); err != nil {
+					return out, err
+				}
+			}
 			return out, nil
 		case alive && rec.Fingerprint != fp:
 			o.Warn("the running Heat (pid %d) was started with other settings; restarting it with the requested ones", rec.Process.PID)
@@ -360,6 +375,9 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 	out := o.outcome(rec)
 	out.Changed = true
 	out.Msg = fmt.Sprintf("Heat started in %s (pid %d) at %s", o.HeatDir, rec.Process.PID, rec.Endpoint)
+	if err := o.ensureWatchdog(); err != nil {
+		return out, err
+	}
 	if restored != nil {
 		if err := checkRestoredStacks(ctx, rec.Endpoint, restored.Stacks); err != nil {
 			return out, fmt.Errorf("restore_db: Heat runs on the restored database, but %w", err)
@@ -538,6 +556,9 @@ func stop(ctx context.Context, o *Options) (Outcome, error) {
 		out.Msg = "Heat would be stopped in " + o.HeatDir
 		out.Removed = dbItems
 		return out, nil
+	}
+	if err := o.stopWatchdog(); err != nil {
+		return out, err
 	}
 	if running {
 		if err := proc.StopGroup(rec.Process.PGID, o.StopGrace, 10*time.Second); err != nil {

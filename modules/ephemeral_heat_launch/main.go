@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
@@ -26,6 +27,7 @@ var spec = &module.Spec{
 		{Name: "restore_db", Type: module.Bool, Default: false, Help: "load the newest database dump before starting"},
 		{Name: "timeout", Type: module.Int, Default: 180, Help: "seconds to wait for the API to answer"},
 		{Name: "heat_all_command", Default: "heat-all", Help: "the heat-all executable (heat-manage is looked up beside it)"},
+		{Name: "owner_pid", Type: module.Int, Default: 0, Help: "if this process exits while Heat runs, dump the database and stop Heat"},
 	},
 }
 
@@ -42,6 +44,7 @@ func run(ctx *module.Context) (module.Result, error) {
 		RestoreDB:      p.Bool("restore_db"),
 		Timeout:        time.Duration(p.Int("timeout")) * time.Second,
 		HeatAllCommand: p.Str("heat_all_command"),
+		OwnerPID:       p.Int("owner_pid"),
 		CheckMode:      ctx.CheckMode,
 		Warn:           ctx.Warn,
 		Secret:         ctx.AddSecret,
@@ -73,4 +76,9 @@ func run(ctx *module.Context) (module.Result, error) {
 	return res, err
 }
 
-func main() { module.Main(spec, run) }
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == launch.WatchdogArg {
+		os.Exit(launch.Watchdog(os.Args[2:]))
+	}
+	module.Main(spec, run)
+}
