@@ -29,7 +29,8 @@ func newMySQLSplitter(r io.Reader) *mysqlSplitter {
 // without ';' is returned too. At the end it returns io.EOF.
 func (s *mysqlSplitter) Next() ([]byte, int, error) {
 	s.buf = s.buf[:0]
-	inExec := false // inside /*! ... */
+	inExec := false  // inside /*! ... */
+	content := false // buf holds more than whitespace
 	startLine := s.line
 	execLine := 0
 	for {
@@ -50,12 +51,19 @@ func (s *mysqlSplitter) Next() ([]byte, int, error) {
 		case '\n':
 			s.line++
 			s.buf = append(s.buf, c)
+			if !content {
+				startLine = s.line // report the line where the statement text begins
+			}
+		case ' ', '\t', '\r', '\f':
+			s.buf = append(s.buf, c)
 		case '\'', '"':
+			content = true
 			s.buf = append(s.buf, c)
 			if err := s.readString(c); err != nil {
 				return nil, startLine, fmt.Errorf("line %d: unterminated %c-quoted string: %w", startLine, c, err)
 			}
 		case '`':
+			content = true
 			s.buf = append(s.buf, c)
 			if err := s.readThrough('`'); err != nil {
 				return nil, startLine, fmt.Errorf("line %d: unterminated `identifier: %w", startLine, err)
@@ -63,6 +71,9 @@ func (s *mysqlSplitter) Next() ([]byte, int, error) {
 		case '#':
 			if err := s.skipLine(); err != nil {
 				return nil, startLine, err
+			}
+			if !content {
+				startLine = s.line
 			}
 		case '-':
 			// "--" starts a comment only when followed by whitespace, a
@@ -72,7 +83,11 @@ func (s *mysqlSplitter) Next() ([]byte, int, error) {
 				if err := s.skipLine(); err != nil {
 					return nil, startLine, err
 				}
+				if !content {
+					startLine = s.line
+				}
 			} else {
+				content = true
 				s.buf = append(s.buf, c)
 			}
 		case '/':
@@ -82,6 +97,7 @@ func (s *mysqlSplitter) Next() ([]byte, int, error) {
 				if inExec {
 					return nil, startLine, fmt.Errorf("line %d: nested executable comment", s.line)
 				}
+				content = true
 				s.buf = append(s.buf, '/', '*', p[1])
 				_, _ = s.r.Discard(2)
 				inExec, execLine = true, s.line
@@ -89,6 +105,7 @@ func (s *mysqlSplitter) Next() ([]byte, int, error) {
 				if inExec {
 					return nil, startLine, fmt.Errorf("line %d: nested executable comment", s.line)
 				}
+				content = true
 				s.buf = append(s.buf, "/*M!"...)
 				_, _ = s.r.Discard(3)
 				inExec, execLine = true, s.line
@@ -98,10 +115,15 @@ func (s *mysqlSplitter) Next() ([]byte, int, error) {
 					return nil, startLine, err
 				}
 				s.buf = append(s.buf, ' ')
+				if !content {
+					startLine = s.line
+				}
 			default:
+				content = true
 				s.buf = append(s.buf, c)
 			}
 		case '*':
+			content = true
 			s.buf = append(s.buf, c)
 			if inExec {
 				if p, _ := s.r.Peek(1); len(p) == 1 && p[0] == '/' {
@@ -119,10 +141,12 @@ func (s *mysqlSplitter) Next() ([]byte, int, error) {
 			if len(stmt) == 0 {
 				s.buf = s.buf[:0]
 				startLine = s.line
+				content = false
 				continue
 			}
 			return stmt, startLine, nil
 		default:
+			content = true
 			s.buf = append(s.buf, c)
 		}
 	}

@@ -227,3 +227,38 @@ func TestClassifyStatement(t *testing.T) {
 		}
 	}
 }
+
+func TestSplittersReportStartLines(t *testing.T) {
+	in := "\n\n-- comment\nSELECT 'a\nb';\n\n/* c\n*/ SELECT\n2;\n"
+	want := []int{4, 8} // lines where the statement text (not a comment) begins
+	var got []int
+	sp := newSQLiteSplitter(strings.NewReader(in))
+	for {
+		_, line, err := sp.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, line)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("sqlite splitter lines %v, want %v", got, want)
+	}
+	got = nil
+	mp := newMySQLSplitter(strings.NewReader(in))
+	for {
+		_, line, err := mp.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, line)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("mysql splitter lines %v, want %v", got, want)
+	}
+}

@@ -159,6 +159,11 @@ func start(bins Binaries) (*Server, error) {
 
 	common := []string{
 		"--datadir=" + datadir,
+		// A private tmpdir for the bootstrap too: every starting server
+		// deletes "#sql*" files it finds in its tmpdir, so bootstraps
+		// sharing /tmp remove each other's temporary tables and fail with
+		// "Unknown table 'mysql.tmp_user_sys'".
+		"--tmpdir=" + tmpdir,
 		"--innodb-log-file-size=48M",
 		"--innodb-data-file-path=ibdata1:10M:autoextend",
 		"--innodb-buffer-pool-size=128M",
@@ -187,7 +192,7 @@ func start(bins Binaries) (*Server, error) {
 			return s, err
 		}
 		s.Port = port
-		err = s.launch(ctx, bins.Server, common, tmpdir)
+		err = s.launch(ctx, bins.Server, common)
 		if err == nil {
 			break
 		}
@@ -212,7 +217,7 @@ func start(bins Binaries) (*Server, error) {
 }
 
 // launch starts mariadbd and waits until it accepts a TCP connection.
-func (s *Server) launch(ctx context.Context, server string, common []string, tmpdir string) error {
+func (s *Server) launch(ctx context.Context, server string, common []string) error {
 	args := append([]string{"--no-defaults"}, common...)
 	args = append(args,
 		"--skip-networking=0",
@@ -221,7 +226,6 @@ func (s *Server) launch(ctx context.Context, server string, common []string, tmp
 		"--socket="+s.Socket,
 		"--pid-file="+filepath.Join(s.Dir, "mysqld.pid"),
 		"--log-error="+s.ErrorLog,
-		"--tmpdir="+tmpdir,
 		"--skip-name-resolve",
 		"--skip-log-bin",
 		"--character-set-server=utf8mb4",
