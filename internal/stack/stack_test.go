@@ -1,0 +1,327 @@
+package stack
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
+)
+
+func write(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const nestedYAML = `heat_template_version: 2021-04-16
+parameters:
+  value: {type: string, default: x}
+resources:
+  inner:
+    type: OS::Heat::TestResource
+    properties: {value: {get_param: value}}
+outputs:
+  out: {value: {get_attr: [inner, output]}}
+`
+
+const topYAML = `heat_template_version: wallaby
+parameters:
+  greeting: {type: string, default: hello}
+  count: {type: number, default: 1}
+resources:
+  rand:
+    type: OS::Heat::RandomString
+    properties: {length: 8}
+  test:
+    type: OS::Heat::TestResource
+    properties: {value: {get_param: greeting}}
+  nest:
+    type: nested/nested.yaml
+    properties: {value: {get_param: greeting}}
+outputs:
+  greeting: {value: {get_attr: [test, output]}}
+  nested: {value: {get_attr: [nest, out]}}
+  count: {value: {get_param: count}}
+`
+
+// run prepares and runs one request, logging progress.
+func run(t *testing.T, c *heatapi.Client, o Options) (Outcome, error) {
+	t.Helper()
+	if o.PollInterval == 0 {
+		o.PollInterval = 500 * time.Millisecond
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 10
+	}
+	o.Warn = func(f string, a ...any) { t.Logf("warning: "+f, a...) }
+	r, err := Prepare(o)
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	start := time.Now()
+	out, err := r.Run(context.Background(), c)
+	t.Logf("%s %s: changed=%v action=%s msg=%q err=%v (%s)", o.State, o.Name, out.Changed, out.Action, out.Msg, err, time.Since(start).Round(time.Millisecond))
+	return out, err
+}
+
+// TestWithHeat runs every scenario against one real ephemeral Heat.
+func TestWithHeat(t *testing.T) {
+	h := heattest.Start(t, nil)
+	c, err := heatapi.NewFromHeatDir(h.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("group", func(t *testing.T) { t.Parallel(); testGroup(t, c) })
+	t.Run("lifecycle", func(t *testing.T) { t.Parallel(); testLifecycle(t, c) })
+	t.Run("failure", func(t *testing.T) { t.Parallel(); testFailure(t, c) })
+}
+
+func testLifecycle(t *testing.T, c *heatapi.Client) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"top.yaml":           topYAML,
+		"nested/nested.yaml": nestedYAML,
+		"env/count.yaml":     "parameter_defaults:\n  count: 2\n",
+	})
+	ctx := context.Background()
+	base := Options{Name: "life", Template: filepath.Join(dir, "top.yaml"),
+		EnvironmentFiles: []string{filepath.Join(dir, "env/count.yaml")}, Wait: true, Tags: []string{"a", "b"}}
+
+	// Check mode on an absent stack: a create preview, nothing created.
+	o := base
+	o.CheckMode = true
+	out, err := run(t, c, o)
+	if err != nil || !out.Changed || out.Action != ActionCreate || len(out.Preview.Added) != 3 {
+		t.Fatalf("check create: %+v %v", out.Preview, err)
+	}
+	if !strings.Contains(out.Diff["prepared"].(string), "+ added:    life.nest.inner (OS::Heat::TestResource)") {
+		t.Errorf("diff: %s", out.Diff["prepared"])
+	}
+	if _, err := c.FindStack(ctx, "life"); !heatapi.IsNotFound(err) {
+		t.Fatalf("check mode created the stack: %v", err)
+	}
+
+	// Create, with live progress.
+	var prog bytes.Buffer
+	o = base
+	o.Progress = &prog
+	out, err = run(t, c, o)
+	if err != nil || !out.Changed || out.Stack.Status != "CREATE_COMPLETE" {
+		t.Fatalf("create: %+v %v", out.Stack, err)
+	}
+	t.Logf("progress:\n%s", prog.String())
+	for _, want := range []string{"creating stack life", "resources 4/4 complete", "life.nest.inner CREATE_COMPLETE", "stack life CREATE_COMPLETE"} {
+		if !strings.Contains(prog.String(), want) {
+			t.Errorf("progress lacks %q", want)
+		}
+	}
+	if fmt.Sprint(out.Outputs) != "map[count:2 greeting:hello nested:hello]" || len(out.OutputErrors) != 0 {
+		t.Errorf("outputs = %v, errors %v", out.Outputs, out.OutputErrors)
+	}
+	ref, err := c.FindStack(ctx, "life")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := c.GetOutput(ctx, ref, "nested"); err != nil || o.Value != "hello" {
+		t.Errorf("GetOutput = %+v %v", o, err)
+	}
+	st, _ := c.GetStack(ctx, ref, false)
+	if strings.Join(st.Tags, ",") != "a,b" || *st.TimeoutMins != 10 || !st.DisableRollback {
+		t.Errorf("tags %v timeout %v disable_rollback %v", st.Tags, *st.TimeoutMins, st.DisableRollback)
+	}
+
+	// Same again: nothing to do.
+	out, err = run(t, c, base)
+	if err != nil || out.Changed || out.Action != ActionNone {
+		t.Fatalf("no-op: changed=%v %+v %v", out.Changed, out.Preview, err)
+	}
+	if out.Outputs["greeting"] != "hello" {
+		t.Errorf("no-op outputs = %v", out.Outputs)
+	}
+
+	// Check mode + diff for a changed parameter: shown, not made.
+	o = base
+	o.CheckMode = true
+	o.Parameters = map[string]any{"greeting": "bye"}
+	out, err = run(t, c, o)
+	if err != nil || !out.Changed || out.Action != ActionUpdate {
+		t.Fatalf("check update: %v %v", out.Changed, err)
+	}
+	prepared := out.Diff["prepared"].(string)
+	for _, want := range []string{"~ updated:  life.test (OS::Heat::TestResource)", "~ updated:  life.nest.inner", `~ parameter greeting: "hello" -> "bye"`} {
+		if !strings.Contains(prepared, want) {
+			t.Errorf("diff lacks %q:\n%s", want, prepared)
+		}
+	}
+	if after, _ := c.GetStack(ctx, ref, false); after.Status != "CREATE_COMPLETE" || after.UpdatedTime != st.UpdatedTime {
+		t.Fatalf("check mode changed the stack: %s %s", after.Status, after.UpdatedTime)
+	}
+
+	// Update a parameter.
+	o.CheckMode = false
+	out, err = run(t, c, o)
+	if err != nil || !out.Changed || out.Stack.Status != "UPDATE_COMPLETE" || out.Outputs["greeting"] != "bye" || out.Outputs["nested"] != "bye" {
+		t.Fatalf("update: %+v %v %v", out.Stack, out.Outputs, err)
+	}
+	out, err = run(t, c, o)
+	if err != nil || out.Changed {
+		t.Fatalf("no-op after update: changed=%v %+v %v", out.Changed, out.Preview, err)
+	}
+
+	// A parameter only outputs use: Heat's preview shows no resource
+	// change; the parameters do.
+	o.Parameters = map[string]any{"greeting": "bye", "count": 5}
+	out, err = run(t, c, o)
+	if err != nil || !out.Changed || out.Outputs["count"] != "5" && fmt.Sprint(out.Outputs["count"]) != "5" {
+		t.Fatalf("output-only parameter: changed=%v outputs=%v %v", out.Changed, out.Outputs, err)
+	}
+
+	// existing=true (PATCH): what is not given is kept.
+	pe := Options{Name: "life", Existing: true, Wait: true, Parameters: map[string]any{"greeting": "bye"},
+		Given: func(n string) bool { return n == "parameters" }}
+	out, err = run(t, c, pe)
+	if err != nil || out.Changed {
+		t.Fatalf("patch no-op: changed=%v %+v %v", out.Changed, out.Preview, err)
+	}
+	pe.Parameters = map[string]any{"greeting": "patched"}
+	out, err = run(t, c, pe)
+	if err != nil || !out.Changed || out.Outputs["greeting"] != "patched" || fmt.Sprint(out.Outputs["count"]) != "5" {
+		t.Fatalf("patch: changed=%v outputs=%v %v", out.Changed, out.Outputs, err)
+	}
+	if st, _ := c.GetStack(ctx, ref, false); strings.Join(st.Tags, ",") != "a,b" {
+		t.Errorf("PATCH lost the tags: %v", st.Tags)
+	}
+
+	// Delete: check mode, then for real, then again.
+	del := Options{Name: "life", State: Absent, Wait: true, CheckMode: true}
+	out, err = run(t, c, del)
+	if err != nil || !out.Changed || len(out.Preview.Deleted) != 3 {
+		t.Fatalf("check delete: %+v %v", out.Preview, err)
+	}
+	if _, err := c.FindStack(ctx, "life"); err != nil {
+		t.Fatalf("check mode deleted the stack: %v", err)
+	}
+	del.CheckMode = false
+	out, err = run(t, c, del)
+	if err != nil || !out.Changed || out.Action != ActionDelete {
+		t.Fatalf("delete: %v %v", out.Changed, err)
+	}
+	if _, err := c.FindStack(ctx, "life"); !heatapi.IsNotFound(err) {
+		t.Fatalf("stack still there: %v", err)
+	}
+	out, err = run(t, c, del)
+	if err != nil || out.Changed {
+		t.Fatalf("delete again: %v %v", out.Changed, err)
+	}
+}
+
+func testFailure(t *testing.T, c *heatapi.Client) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"top.yaml": `heat_template_version: 2021-04-16
+resources:
+  fine:
+    type: OS::Heat::None
+  nest:
+    type: boom.yaml
+outputs:
+  broken: {value: {get_attr: [nest, no_such_output]}}
+  ok: {value: {get_resource: fine}}
+`,
+		"boom.yaml": `heat_template_version: 2021-04-16
+resources:
+  calm:
+    type: OS::Heat::TestResource
+  boom:
+    type: OS::Heat::TestResource
+    properties: {fail: true}
+`,
+	})
+	out, err := run(t, c, Options{Name: "fs", Template: filepath.Join(dir, "top.yaml"), Wait: true})
+	if err == nil || !out.Failed {
+		t.Fatalf("want a failure, got %v %+v", err, out)
+	}
+	if len(out.Failures) != 1 {
+		t.Fatalf("failures = %+v", out.Failures)
+	}
+	f := out.Failures[0]
+	if f.Path != "fs.nest.boom" || f.Type != "OS::Heat::TestResource" || f.Status != "CREATE_FAILED" || !strings.Contains(f.Reason, "Test Resource failed") {
+		t.Errorf("failure = %+v", f)
+	}
+	if !strings.Contains(err.Error(), "fs.nest.boom") || !strings.Contains(err.Error(), "Test Resource failed") {
+		t.Errorf("msg = %v", err)
+	}
+	if out.Stack == nil || out.Stack.Status != "CREATE_FAILED" {
+		t.Errorf("stack = %+v", out.Stack)
+	}
+	if !strings.Contains(out.OutputErrors["broken"], "no_such_output") {
+		t.Errorf("output errors = %v (outputs %v)", out.OutputErrors, out.Outputs)
+	}
+	if _, err := run(t, c, Options{Name: "fs", State: Absent, Wait: true}); err != nil {
+		t.Errorf("deleting the failed stack: %v", err)
+	}
+}
+
+func testGroup(t *testing.T, c *heatapi.Client) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"group.yaml": `heat_template_version: 2021-04-16
+parameters:
+  count: {type: number, default: 50}
+resources:
+  group:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: {get_param: count}
+      resource_def:
+        type: member.yaml
+        properties: {index: '%index%'}
+outputs:
+  names: {value: {get_attr: [group, name]}}
+`,
+		"member.yaml": `heat_template_version: 2021-04-16
+parameters:
+  index: {type: string}
+resources:
+  cfg:
+    type: OS::Heat::TestResource
+    properties: {value: {list_join: ['-', [node, {get_param: index}]]}}
+  none:
+    type: OS::Heat::None
+  rand:
+    type: OS::Heat::RandomString
+    properties: {length: 4}
+outputs:
+  name: {value: {get_attr: [cfg, output]}}
+`,
+	})
+	start := time.Now()
+	out, err := run(t, c, Options{Name: "grp", Template: filepath.Join(dir, "group.yaml"), Wait: true, PollInterval: 2 * time.Second, Timeout: 15})
+	if err != nil || out.Stack.Status != "CREATE_COMPLETE" {
+		t.Fatalf("group create: %v %+v", err, out.Failures)
+	}
+	t.Logf("50-member group created in %s", time.Since(start).Round(time.Second))
+	names, _ := out.Outputs["names"].([]any)
+	if len(names) != 50 {
+		t.Fatalf("names = %v", out.Outputs["names"])
+	}
+	for i, n := range names {
+		if n != fmt.Sprintf("node-%d", i) {
+			t.Fatalf("names[%d] = %v: out of order: %v", i, n, names)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+// Command heat_stack is the Ansible module (and command-line tool) that
+// creates, updates and deletes a Heat stack, with check mode, diffs,
+// outputs and the failed resources of a failed stack.
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
+)
+
+var spec = &module.Spec{
+	Name:  "heat_stack",
+	Short: "create, update or delete a Heat stack and wait for it",
+	Params: []module.Param{
+		{Name: "name", Required: true, Help: "stack name"},
+		{Name: "state", Default: stack.Present, Choices: []string{stack.Present, stack.Absent}, Help: "present or absent"},
+		{Name: "template", Type: module.Path, Help: "top template (required to create, or to update without existing)"},
+		{Name: "environment_files", Type: module.List, Elements: module.Path, Help: "environment files, later ones override earlier ones"},
+		{Name: "parameters", Type: module.Dict, Help: "parameters (highest precedence), as JSON or key=value"},
+		{Name: "timeout", Type: module.Int, Default: 240, Help: "minutes: Heat's timeout_mins and how long to wait"},
+		{Name: "rollback", Type: module.Bool, Default: false, Help: "let Heat roll back a failed create or update"},
+		{Name: "tags", Type: module.List, Help: "stack tags"},
+		{Name: "wait", Type: module.Bool, Default: true, Help: "wait for the stack to reach a final status"},
+		{Name: "existing", Type: module.Bool, Default: false, Help: "update with PATCH: keep what is not given"},
+		{Name: "heat_dir", Type: module.Path, Help: "use the ephemeral Heat launched in this directory"},
+		{Name: "endpoint", Help: "no-auth Heat endpoint, e.g. http://127.0.0.1:8006/v1/admin"},
+		{Name: "cloud", Help: "clouds.yaml cloud of an existing Heat (Keystone password auth)"},
+	},
+	OneOf: [][]string{{"heat_dir", "endpoint", "cloud"}},
+}
+
+func run(ctx *module.Context) (module.Result, error) {
+	p := ctx.Params
+	opts := stack.Options{
+		Name:             p.Str("name"),
+		State:            p.Str("state"),
+		Template:         p.Str("template"),
+		EnvironmentFiles: p.Strings("environment_files"),
+		Parameters:       p.Dict("parameters"),
+		Timeout:          p.Int("timeout"),
+		Rollback:         p.Bool("rollback"),
+		Tags:             p.Strings("tags"),
+		Wait:             p.Bool("wait"),
+		Existing:         p.Bool("existing"),
+		Given:            p.Given,
+		CheckMode:        ctx.CheckMode,
+		Warn:             ctx.Warn,
+	}
+	if ctx.Interactive {
+		opts.Progress = ctx.Progress
+	}
+	// Everything local is checked before Heat is contacted.
+	req, err := stack.Prepare(opts)
+	if err != nil {
+		return module.Result{"changed": false}, err
+	}
+	bg := context.Background()
+	client, err := connect(bg, ctx)
+	if err != nil {
+		return module.Result{"changed": false}, err
+	}
+	out, err := req.Run(bg, client)
+	res := module.Result{
+		"changed":  out.Changed,
+		"action":   out.Action,
+		"endpoint": client.Endpoint(),
+	}
+	if out.Msg != "" {
+		res["msg"] = out.Msg
+	}
+	if out.Stack != nil {
+		res["stack"] = out.Stack
+	}
+	if out.Outputs != nil {
+		res["outputs"] = out.Outputs
+	}
+	if len(out.OutputErrors) > 0 {
+		res["output_errors"] = out.OutputErrors
+		keys := make([]string, 0, len(out.OutputErrors))
+		for k := range out.OutputErrors {
+			keys = append(keys, k)
+		}
+		ctx.Warn("%d stack output(s) could not be resolved: %v (see output_errors)", len(keys), keys)
+	}
+	if out.Failed {
+		res["failures"] = out.Failures
+	}
+	if out.Preview != nil {
+		res["preview"] = out.Preview
+	}
+	if out.Diff != nil {
+		res["diff"] = out.Diff
+	}
+	return res, err
+}
+
+// connect builds the client for heat_dir, endpoint or cloud (exactly one is given).
+func connect(bg context.Context, ctx *module.Context) (*heatapi.Client, error) {
+	p := ctx.Params
+	switch {
+	case p.Str("heat_dir") != "":
+		return heatapi.NewFromHeatDir(p.Str("heat_dir"))
+	case p.Str("endpoint") != "":
+		return heatapi.NewNoAuth(p.Str("endpoint"))
+	default:
+		c, secret, err := heatapi.NewFromCloud(bg, p.Str("cloud"))
+		ctx.AddSecret(secret)
+		if err != nil {
+			return nil, fmt.Errorf("connecting to cloud %q: %w", p.Str("cloud"), err)
+		}
+		return c, nil
+	}
+}
+
+func main() { module.Main(spec, run) }
