@@ -139,14 +139,14 @@ func TestModuleFailureThroughAnsible(t *testing.T) {
 
 func TestAnsibleDoc(t *testing.T) {
 	env := ansibleEnv(t)
-	for _, m := range []string{"ephemeral_heat_launch", "heat_db_dump", "overcloud_precheck"} {
+	for _, m := range []string{"ephemeral_heat_launch", "heat_stack", "heat_db_dump", "overcloud_precheck"} {
 		cmd := exec.Command("ansible-doc", "ephemeral.heat."+m)
 		cmd.Env = append(env, "PAGER=cat")
 		b, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("ansible-doc ephemeral.heat.%s: %v\n%s", m, err, b)
 		}
-		for _, want := range []string{"heat_dir", "EXAMPLES", "RETURN"} {
+		for _, want := range []string{"ephemeral.heat." + m, "OPTIONS", "EXAMPLES", "RETURN VALUES"} {
 			if !strings.Contains(string(b), want) {
 				t.Errorf("ansible-doc %s lacks %q", m, want)
 			}
