@@ -146,7 +146,7 @@ func TestAnsibleDoc(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ansible-doc ephemeral.heat.%s: %v\n%s", m, err, b)
 		}
-		for _, want := range []string{"ephemeral.heat." + m, "OPTIONS", "EXAMPLES", "RETURN VALUES"} {
+		for _, want := range []string{"> EPHEMERAL.HEAT." + strings.ToUpper(m), "OPTIONS", "EXAMPLES", "RETURN VALUES"} {
 			if !strings.Contains(string(b), want) {
 				t.Errorf("ansible-doc %s lacks %q", m, want)
 			}
