@@ -2,26 +2,36 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-MODULES      := ephemeral_heat_launch heat_db_dump overcloud_precheck
+MODULES      := ephemeral_heat_launch heat_stack heat_db_dump overcloud_precheck config_download
 GOARCH       ?= amd64
 GO           ?= go
+space        := $(empty) $(empty)
+comma        := ,
 GOTAGS       := remote exclude_graphdriver_btrfs btrfs_noversion exclude_graphdriver_devicemapper containers_image_openpgp
-BUILD_FLAGS  := -trimpath -tags '$(GOTAGS)' -ldflags '-s -w'
+BUILD_FLAGS  := -trimpath -ldflags '-s -w'
 COLL_DIR     := collection
 COLL_PATH    := $(CURDIR)/.collections
 DIST         := dist
 VERSION      := $(shell awk '/^version:/{print $$2}' galaxy.yml)
 TARBALL      := $(DIST)/ephemeral-heat-$(VERSION).tar.gz
 export ANSIBLE_COLLECTIONS_PATH := $(COLL_PATH)
+# The podman bindings build without cgo only with these tags: every go command gets them.
+export GOFLAGS := -tags=$(subst $(space),$(comma),$(GOTAGS))
 export PATH := /usr/local/go/bin:$(PATH)
+# podman (heat_type container/pod, its tests, heat-image) with runc and ulimits
+# this host allows; see README "Container and pod Heat".
+export CONTAINERS_CONF ?= $(CURDIR)/scripts/containers.conf
 
-.PHONY: help deps build build-all collection install test unit integration demo lint fmt vet clean
+.PHONY: help deps heat-image build build-all collection install test integration demo lint fmt vet clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 deps: ## install every Debian package the project needs (sudo when not root)
 	@scripts/deps.sh
+
+heat-image: deps ## build localhost/ephemeral-heat:<heat version> for heat_type container/pod (Debian packages only, ~2.5 min)
+	@scripts/build-heat-image.sh
 
 build: ## static linux/$(GOARCH) module binaries into collection/plugins/modules/
 	@for m in $(MODULES); do \
@@ -47,9 +57,6 @@ collection: build ## ansible-galaxy collection build into dist/
 install: collection ## install the built collection into .collections/ (ansible.cfg points there)
 	@ansible-galaxy collection install --force -p $(COLL_PATH) $(TARBALL) >/dev/null
 	@echo "installed ephemeral.heat $(VERSION) into $(COLL_PATH)"
-
-unit: ## unit tests only (no Heat needed)
-	$(GO) test -count=1 -short ./...
 
 test: deps install ## the whole suite: deps, build, unit and integration tests against real Heat
 	$(GO) vet ./...

@@ -7,6 +7,7 @@ packages=(
   heat-common heat-api heat-engine python3-pymysql
   python3-openstackclient python3-heatclient
   mariadb-server mariadb-client
+  podman runc catatonit debootstrap
 )
 missing=()
 for p in "${packages[@]}"; do

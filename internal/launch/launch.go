@@ -23,6 +23,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/podheat"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 
@@ -77,6 +78,19 @@ type Options struct {
 	OwnerPID int
 	// WatchdogCommand runs this binary as the watchdog (default /proc/self/exe).
 	WatchdogCommand []string
+	// StockConf launches with TripleO's stock ephemeral heat.conf, without
+	// our tuning (for benchmarks).
+	StockConf bool
+
+	// Container and pod (package podheat): the Heat image (api/engine
+	// images default to it), engine workers (pod), an existing RabbitMQ
+	// (pod; "" runs its own) and the podman service's socket.
+	Image         string
+	APIImage      string
+	EngineImage   string
+	EngineWorkers int
+	TransportURL  string
+	PodmanSocket  string
 
 	// Warn receives warnings for the operator; Secret registers values to mask.
 	Warn   func(format string, args ...any)
@@ -99,6 +113,8 @@ type Outcome struct {
 	Removed []string
 	// Restored is the dump restore_db loaded.
 	Restored string
+	// PodmanName is the pod or container (heat_type container and pod).
+	PodmanName string
 }
 
 // Record is what launch.json holds.
@@ -159,8 +175,16 @@ func (o *Options) validate() error {
 	}
 	switch o.HeatType {
 	case Native:
+		if o.Image != "" || o.APIImage != "" || o.EngineImage != "" || o.TransportURL != "" || o.EngineWorkers != 0 {
+			return errors.New("image, api_image, engine_image, engine_workers and transport_url are only used with heat_type: container or pod")
+		}
 	case Container, Pod:
-		return fmt.Errorf("heat_type %q is not implemented yet; use heat_type: native", o.HeatType)
+		if o.RestoreDB {
+			return fmt.Errorf("restore_db is not implemented for heat_type %s yet; launch without it", o.HeatType)
+		}
+		if err := podheat.Validate(o.podOptions()); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("heat_type %q is unknown; use native, container or pod", o.HeatType)
 	}
@@ -171,11 +195,11 @@ func (o *Options) validate() error {
 	}
 	switch o.Database {
 	case SQLite:
-		if o.DatabaseURL != "" {
+		if o.DatabaseURL != "" && o.HeatType != Pod {
 			return errors.New("database_url is only used with database: mysql; remove it or set database: mysql")
 		}
 	case MySQL:
-		if o.DatabaseURL == "" {
+		if o.DatabaseURL == "" && o.HeatType != Pod {
 			return errors.New("database: mysql needs database_url, the URL of an existing MySQL/MariaDB with a user allowed to create databases and users, e.g. mysql://root:PASSWORD@127.0.0.1:3306/")
 		}
 	default:
@@ -205,6 +229,9 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	// Everything Heat and this module create may hold secrets.
 	old := syscall.Umask(0o077)
 	defer syscall.Umask(old)
+	if o.HeatType == Container || o.HeatType == Pod || (o.State != Started && o.recordedPodman()) {
+		return runPodman(ctx, &o)
+	}
 	switch o.State {
 	case Started:
 		return start(ctx, &o)
@@ -386,23 +413,6 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 		out.Msg += "; database restored from " + restored.Path
 	}
 	return out, nil
-}
-
-// mergedExtra is the fixed ephemeral tuning plus the caller's extra settings.
-func (o *Options) mergedExtra() map[string]map[string]string {
-	out := map[string]map[string]string{
-		// Stop within seconds on SIGTERM instead of oslo.service's 60 s default.
-		"DEFAULT": {"graceful_shutdown_timeout": "3"},
-	}
-	for s, kv := range o.ExtraConf {
-		if out[s] == nil {
-			out[s] = map[string]string{}
-		}
-		for k, v := range kv {
-			out[s][k] = v
-		}
-	}
-	return out
 }
 
 // heatEnv is the environment Heat runs with: the caller's, minus variables
@@ -617,4 +627,46 @@ func checkRestoredStacks(ctx context.Context, endpoint string, want []dumps.Stac
 		got = append(got, dumps.Stack{ID: s.ID, Name: s.Name, Status: s.Status})
 	}
 	return dumps.SameStacks(want, got)
+}
+
+// recordedPodman reports whether heat_dir's launch record is of a container
+// or pod (so that stopped/absent without heat_type stop it).
+func (o *Options) recordedPodman() bool {
+	b, err := os.ReadFile(o.path(StateFile))
+	if err != nil {
+		return false
+	}
+	var r struct {
+		HeatType string `json:"heat_type"`
+	}
+	if json.Unmarshal(b, &r) != nil || (r.HeatType != Container && r.HeatType != Pod) {
+		return false
+	}
+	o.HeatType = r.HeatType
+	return true
+}
+
+func (o *Options) podOptions() podheat.Options {
+	return podheat.Options{
+		State: o.State, HeatType: o.HeatType, HeatDir: o.HeatDir, APIPort: o.APIPort, BindHost: o.BindHost,
+		Database: o.Database, DatabaseURL: o.DatabaseURL, TransportURL: o.TransportURL,
+		Image: o.Image, APIImage: o.APIImage, EngineImage: o.EngineImage, EngineWorkers: o.EngineWorkers,
+		Socket: o.PodmanSocket, Timeout: o.Timeout, CheckMode: o.CheckMode, ExtraConf: o.ExtraConf,
+		StopGrace: o.StopGrace, Warn: o.Warn, Secret: o.Secret,
+	}
+}
+
+// runPodman runs heat_type container and pod through package podheat; the
+// database on an existing MySQL (database_url) is prepared and removed here.
+func runPodman(ctx context.Context, o *Options) (Outcome, error) {
+	po := o.podOptions()
+	po.PrepareDB = o.prepareDatabase
+	po.RemoveDB = func(ctx context.Context) ([]string, error) { return o.removeDatabase(ctx, nil) }
+	out, err := podheat.Run(ctx, po)
+	res := Outcome{Changed: out.Changed, Msg: out.Msg, Endpoint: out.Endpoint, HeatDir: o.HeatDir, HeatType: o.HeatType,
+		Database: out.Database, DatabaseLocation: out.DatabaseLocation, Removed: out.Removed, PodmanName: out.Name}
+	if out.Endpoint != "" {
+		res.CloudsYAML = o.path(heatconf.CloudsYAML)
+	}
+	return res, err
 }

@@ -303,7 +303,8 @@ func TestStartErrors(t *testing.T) {
 		}, []string{fmt.Sprintf("already in use by pid %d", os.Getpid()), "choose another api_port"}},
 		{"mysql without url", func(t *testing.T, o *Options) { o.Database = MySQL }, []string{"database: mysql needs database_url"}},
 		{"sqlite with url", func(t *testing.T, o *Options) { o.DatabaseURL = "mysql://a:b@h/" }, []string{"database_url is only used with database: mysql"}},
-		{"container not yet", func(t *testing.T, o *Options) { o.HeatType = Container }, []string{"not implemented yet"}},
+		{"transport_url with container", func(t *testing.T, o *Options) { o.HeatType = Container; o.TransportURL = "rabbit://a:b@h/" },
+			[]string{"transport_url is only used with heat_type: pod"}},
 		{"restore without a dump", func(t *testing.T, o *Options) { o.RestoreDB = true }, []string{"restore_db: no database dump", "heat_db_dump state=dumped"}},
 		{"relative dir", func(t *testing.T, o *Options) { o.HeatDir = "rel/dir" }, []string{"heat_dir must be an absolute path"}},
 	}

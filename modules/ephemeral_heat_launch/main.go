@@ -9,6 +9,7 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/podheat"
 )
 
 var spec = &module.Spec{
@@ -27,6 +28,12 @@ var spec = &module.Spec{
 		{Name: "restore_db", Type: module.Bool, Default: false, Help: "load the newest database dump before starting"},
 		{Name: "timeout", Type: module.Int, Default: 180, Help: "seconds to wait for the API to answer"},
 		{Name: "heat_all_command", Default: "heat-all", Help: "the heat-all executable (heat-manage is looked up beside it)"},
+		{Name: "image", Default: podheat.DefaultImage, Help: "container/pod: the Heat image (make heat-image builds it)"},
+		{Name: "api_image", Help: "pod: image of heat-api (default: image)"},
+		{Name: "engine_image", Help: "pod: image of heat-engine (default: image)"},
+		{Name: "engine_workers", Type: module.Int, Help: "pod: heat-engine workers (default: half the CPUs, at least 1)"},
+		{Name: "transport_url", NoLog: true, Help: "pod: an existing RabbitMQ, rabbit://USER:PASSWORD@HOST:PORT/ (default: the pod runs its own)"},
+		{Name: "podman_socket", Help: "container/pod: the podman service (default unix:///run/podman/podman.sock, or $XDG_RUNTIME_DIR/podman/podman.sock)"},
 		{Name: "owner_pid", Type: module.Int, Default: 0, Help: "if this process exits while Heat runs, dump the database and stop Heat"},
 	},
 }
@@ -44,6 +51,12 @@ func run(ctx *module.Context) (module.Result, error) {
 		RestoreDB:      p.Bool("restore_db"),
 		Timeout:        time.Duration(p.Int("timeout")) * time.Second,
 		HeatAllCommand: p.Str("heat_all_command"),
+		Image:          podmanParam(p, "image"),
+		APIImage:       p.Str("api_image"),
+		EngineImage:    p.Str("engine_image"),
+		EngineWorkers:  p.Int("engine_workers"),
+		TransportURL:   p.Str("transport_url"),
+		PodmanSocket:   p.Str("podman_socket"),
 		OwnerPID:       p.Int("owner_pid"),
 		CheckMode:      ctx.CheckMode,
 		Warn:           ctx.Warn,
@@ -64,6 +77,9 @@ func run(ctx *module.Context) (module.Result, error) {
 	if out.Restored != "" {
 		res["restored"] = out.Restored
 	}
+	if out.PodmanName != "" {
+		res["podman_name"] = out.PodmanName
+	}
 	if out.Removed != nil {
 		res["removed"] = out.Removed
 	}
@@ -74,6 +90,15 @@ func run(ctx *module.Context) (module.Result, error) {
 		}
 	}
 	return res, err
+}
+
+// podmanParam is a container/pod parameter whose default only applies to
+// those heat types (native rejects it when given).
+func podmanParam(p module.Params, name string) string {
+	if !p.Given(name) && p.Str("heat_type") == launch.Native {
+		return ""
+	}
+	return p.Str(name)
 }
 
 func main() {

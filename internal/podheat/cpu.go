@@ -1,0 +1,5 @@
+package podheat
+
+import "runtime"
+
+func numCPU() int { return runtime.NumCPU() }

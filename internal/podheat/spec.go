@@ -1,0 +1,330 @@
+package podheat
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+)
+
+// Labels put on every pod and container this package creates.
+const (
+	// LabelManaged marks objects of ephemeral.heat.
+	LabelManaged = "ephemeral-heat.managed"
+	// LabelDir is the hash of the heat_dir (label values are limited to 63 characters).
+	LabelDir = "ephemeral-heat.heat-dir-hash"
+	// LabelFingerprint identifies the requested configuration.
+	LabelFingerprint = "ephemeral-heat.fingerprint"
+	// LabelType is container or pod.
+	LabelType = "ephemeral-heat.heat-type"
+	// AnnotationDir is the heat_dir itself (pods only).
+	AnnotationDir = "ephemeral-heat/heat-dir"
+)
+
+// Files in heat_dir written by this package.
+const (
+	PodYAML      = "heat-pod.yaml"
+	MariaDBInit  = "mariadb-init.sql"
+	RabbitConf   = "rabbitmq.conf"
+	MariaDBDir   = "mysql"
+	RunDir       = "run"
+	dbSyncMarker = "db_sync.done"
+)
+
+// DefaultImage is the image `make heat-image` builds (also tagged with the Heat version).
+const DefaultImage = "localhost/ephemeral-heat:latest"
+
+// Container names inside a pod (podman names them <pod>-<name>).
+const (
+	CMariaDB    = "mariadb"
+	CRabbitMQ   = "rabbitmq"
+	CHeatAPI    = "heat-api"
+	CHeatEngine = "heat-engine"
+	CHeatAll    = "heat-all"
+)
+
+// DirHash is the short hash of a heat_dir that names its pod or container.
+func DirHash(heatDir string) string {
+	s := sha256.Sum256([]byte(filepath.Clean(heatDir)))
+	return hex.EncodeToString(s[:])[:12]
+}
+
+// Name is the pod (heat_type pod) or container (heat_type container) name of a heat_dir.
+func Name(heatDir string) string { return "ephemeral-heat-" + DirHash(heatDir) }
+
+// PodContainerName is the name podman gives container c of the pod of heatDir.
+func PodContainerName(heatDir, c string) string { return Name(heatDir) + "-" + c }
+
+// fingerprint identifies the requested configuration; credentials are not
+// part of it (they are new at each launch) but the external URLs are.
+func (o *Options) fingerprint() string {
+	b, _ := json.Marshal(map[string]any{
+		"heat_type": o.HeatType, "bind_host": o.BindHost, "api_port": o.APIPort,
+		"image": o.Image, "api_image": o.apiImage(), "engine_image": o.engineImage(),
+		"engine_workers": o.EngineWorkers, "database": o.Database, "external_db": o.externalDB(),
+		"database_url": o.DatabaseURL, "transport_url": o.TransportURL, "extra": o.ExtraConf,
+		"host_network": o.hostNetwork(),
+	})
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])[:32]
+}
+
+func (o *Options) apiImage() string {
+	if o.APIImage != "" {
+		return o.APIImage
+	}
+	return o.Image
+}
+
+func (o *Options) engineImage() string {
+	if o.EngineImage != "" {
+		return o.EngineImage
+	}
+	return o.Image
+}
+
+func (o *Options) path(name string) string { return filepath.Join(o.HeatDir, name) }
+func (o *Options) logPath(name string) string {
+	return filepath.Join(o.HeatDir, heatconf.LogDir, name)
+}
+
+// ports are the loopback ports of the pod's own MariaDB and RabbitMQ (and
+// RabbitMQ's epmd and distribution ports). Inside a bridge-networked pod
+// they are the standard ones; with host networking they are free host ports.
+type ports struct {
+	MySQL, AMQP, EPMD, Dist int
+}
+
+func standardPorts() ports { return ports{MySQL: 3306, AMQP: 5672, EPMD: 4369, Dist: 25672} }
+
+// secrets are the per-launch credentials of the pod's own services.
+type secrets struct {
+	DBPassword, RabbitPassword string
+}
+
+// shq quotes s for sh.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// script is a container's command: sh -c with stdout/stderr into heat_dir/log.
+func (o *Options) script(name string, body ...string) []string {
+	lines := append([]string{
+		"set -e",
+		"umask 077",
+		"exec >>" + shq(o.logPath(name+".stdout.log")) + " 2>&1",
+		`echo "$(date -u +%FT%TZ) ` + name + ` starting"`,
+	}, body...)
+	return []string{"/bin/sh", "-c", strings.Join(lines, "\n") + "\n"}
+}
+
+// dbSyncScript retries db_sync until the database answers (up to timeout).
+// A local sqlite database needs no retry: a failure is final.
+func (o *Options) dbSyncScript() []string {
+	conf := shq(o.path(heatconf.HeatConf))
+	marker := shq(filepath.Join(o.HeatDir, RunDir, dbSyncMarker))
+	tries := strconv.Itoa(int(o.Timeout.Seconds()/2) + 1)
+	if o.HeatType == Container && !o.externalDB() {
+		tries = "1"
+	}
+	return []string{
+		"rm -f " + marker,
+		"i=0",
+		"until heat-manage --config-file " + conf + " db_sync; do",
+		"  i=$((i+1)); [ $i -lt " + tries + " ] || { echo 'db_sync: the database did not answer'; exit 1; }",
+		"  sleep 2",
+		"done",
+		"touch " + marker,
+	}
+}
+
+func (o *Options) waitDBSyncScript() []string {
+	marker := shq(filepath.Join(o.HeatDir, RunDir, dbSyncMarker))
+	tries := strconv.Itoa(int(o.Timeout.Seconds()) + 1)
+	return []string{
+		"i=0",
+		"until [ -e " + marker + " ]; do",
+		"  i=$((i+1)); [ $i -lt " + tries + " ] || { echo 'db_sync did not finish'; exit 1; }",
+		"  sleep 1",
+		"done",
+	}
+}
+
+// mariaDBInitSQL creates Heat's database and user; it runs at each MariaDB
+// start (--init-file), so a relaunch sets the new random password.
+func mariaDBInitSQL(pw string) []byte {
+	q := "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(pw) + "'"
+	var b strings.Builder
+	b.WriteString("CREATE DATABASE IF NOT EXISTS heat CHARACTER SET utf8;\n")
+	for _, h := range []string{"127.0.0.1", "localhost", "::1"} {
+		acct := "'heat'@'" + h + "'"
+		fmt.Fprintf(&b, "CREATE USER IF NOT EXISTS %s IDENTIFIED BY %s;\n", acct, q)
+		fmt.Fprintf(&b, "ALTER USER %s IDENTIFIED BY %s;\n", acct, q)
+		fmt.Fprintf(&b, "GRANT ALL PRIVILEGES ON heat.* TO %s;\n", acct)
+	}
+	b.WriteString("FLUSH PRIVILEGES;\n")
+	return []byte(b.String())
+}
+
+func rabbitConf(pw string, p ports) []byte {
+	return []byte(fmt.Sprintf(`# Written by ephemeral.heat: the pod's own RabbitMQ, on loopback only.
+listeners.tcp.1 = 127.0.0.1:%d
+default_user = heat
+default_pass = %s
+loopback_users = none
+log.file.level = info
+`, p.AMQP, pw))
+}
+
+func (o *Options) mariaDBScript(p ports) []string {
+	dd := shq(o.path(MariaDBDir))
+	return o.script(CMariaDB,
+		"mkdir -p /run/mysqld",
+		"if [ ! -d "+dd+"/mysql ]; then",
+		"  mariadb-install-db --user=root --datadir="+dd+" --auth-root-authentication-method=socket --skip-test-db >/dev/null",
+		"fi",
+		"exec mariadbd --user=root --datadir="+dd+" --bind-address=127.0.0.1 --port="+strconv.Itoa(p.MySQL)+
+			" --socket=/run/mysqld/mysqld.sock --skip-name-resolve --innodb-buffer-pool-size=64M"+
+			" --max-connections=1000 --init-file="+shq(o.path(MariaDBInit))+" --log-error="+shq(o.logPath("mariadb.log")),
+	)
+}
+
+func (o *Options) rabbitScript(p ports) []string {
+	return o.script(CRabbitMQ,
+		"export HOME=/var/lib/rabbitmq RABBITMQ_NODENAME=rabbit@localhost",
+		"export RABBITMQ_CONFIG_FILE="+shq(strings.TrimSuffix(o.path(RabbitConf), ".conf")),
+		"export RABBITMQ_LOGS="+shq(o.logPath("rabbitmq.log")),
+		"export RABBITMQ_MNESIA_BASE=/var/lib/rabbitmq/mnesia RABBITMQ_ENABLED_PLUGINS_FILE=/var/lib/rabbitmq/enabled_plugins",
+		"export ERL_EPMD_ADDRESS=127.0.0.1 ERL_EPMD_PORT="+strconv.Itoa(p.EPMD)+" RABBITMQ_DIST_PORT="+strconv.Itoa(p.Dist),
+		`export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"`,
+		"mkdir -p /var/lib/rabbitmq && echo '[].' > /var/lib/rabbitmq/enabled_plugins",
+		"exec /usr/lib/rabbitmq/bin/rabbitmq-server",
+	)
+}
+
+// kube types: just what the pod needs.
+type kPod struct {
+	APIVersion string   `yaml:"apiVersion"`
+	Kind       string   `yaml:"kind"`
+	Metadata   kMeta    `yaml:"metadata"`
+	Spec       kPodSpec `yaml:"spec"`
+}
+
+type kMeta struct {
+	Name        string            `yaml:"name"`
+	Labels      map[string]string `yaml:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty"`
+}
+
+type kPodSpec struct {
+	HostNetwork   bool         `yaml:"hostNetwork,omitempty"`
+	RestartPolicy string       `yaml:"restartPolicy"`
+	Containers    []kContainer `yaml:"containers"`
+	Volumes       []kVolume    `yaml:"volumes"`
+}
+
+type kContainer struct {
+	Name         string   `yaml:"name"`
+	Image        string   `yaml:"image"`
+	Command      []string `yaml:"command"`
+	Env          []kEnv   `yaml:"env,omitempty"`
+	Ports        []kPort  `yaml:"ports,omitempty"`
+	VolumeMounts []kMount `yaml:"volumeMounts"`
+}
+
+type kEnv struct {
+	Name  string `yaml:"name"`
+	Value string `yaml:"value"`
+}
+
+type kPort struct {
+	ContainerPort int    `yaml:"containerPort"`
+	HostPort      int    `yaml:"hostPort"`
+	HostIP        string `yaml:"hostIP"`
+	Protocol      string `yaml:"protocol"`
+}
+
+type kMount struct {
+	Name      string `yaml:"name"`
+	MountPath string `yaml:"mountPath"`
+	ReadOnly  bool   `yaml:"readOnly,omitempty"`
+}
+
+type kVolume struct {
+	Name     string    `yaml:"name"`
+	HostPath kHostPath `yaml:"hostPath"`
+}
+
+type kHostPath struct {
+	Path string `yaml:"path"`
+	Type string `yaml:"type"`
+}
+
+// mounts: heat_dir read-write at its own path (logs, MariaDB datadir, sqlite)
+// and the configuration files read-only over it.
+func (o *Options) kubeMounts() ([]kMount, []kVolume) {
+	ms := []kMount{{Name: "heat-dir", MountPath: o.HeatDir}}
+	vs := []kVolume{{Name: "heat-dir", HostPath: kHostPath{Path: o.HeatDir, Type: "Directory"}}}
+	for i, f := range o.roFiles() {
+		n := fmt.Sprintf("conf-%d", i)
+		ms = append(ms, kMount{Name: n, MountPath: o.path(f), ReadOnly: true})
+		vs = append(vs, kVolume{Name: n, HostPath: kHostPath{Path: o.path(f), Type: "File"}})
+	}
+	return ms, vs
+}
+
+// roFiles are the configuration files mounted read-only.
+func (o *Options) roFiles() []string {
+	fs := []string{heatconf.HeatConf, heatconf.APIPaste, heatconf.TokenFile}
+	if o.HeatType == Pod && !o.externalDB() {
+		fs = append(fs, MariaDBInit)
+	}
+	if o.HeatType == Pod && o.TransportURL == "" {
+		fs = append(fs, RabbitConf)
+	}
+	return fs
+}
+
+// RenderPod renders heat-pod.yaml: a Kubernetes Pod that `podman play kube`
+// accepts, with heat-api, heat-engine and, unless external URLs are given,
+// MariaDB and RabbitMQ.
+func (o *Options) renderPod(p ports) ([]byte, error) {
+	mounts, vols := o.kubeMounts()
+	name := Name(o.HeatDir)
+	pod := kPod{APIVersion: "v1", Kind: "Pod",
+		Metadata: kMeta{Name: name,
+			Labels: map[string]string{LabelManaged: "true", LabelDir: DirHash(o.HeatDir),
+				LabelFingerprint: o.fingerprint(), LabelType: Pod},
+			Annotations: map[string]string{AnnotationDir: o.HeatDir}},
+		Spec: kPodSpec{HostNetwork: o.hostNetwork(), RestartPolicy: "Never", Volumes: vols},
+	}
+	if !o.externalDB() {
+		pod.Spec.Containers = append(pod.Spec.Containers, kContainer{Name: CMariaDB, Image: o.Image,
+			Command: o.mariaDBScript(p), VolumeMounts: mounts})
+	}
+	if o.TransportURL == "" {
+		pod.Spec.Containers = append(pod.Spec.Containers, kContainer{Name: CRabbitMQ, Image: o.Image,
+			Command: o.rabbitScript(p), VolumeMounts: mounts})
+	}
+	conf := shq(o.path(heatconf.HeatConf))
+	engine := kContainer{Name: CHeatEngine, Image: o.engineImage(), VolumeMounts: mounts,
+		Command: o.script(CHeatEngine, append(o.dbSyncScript(), "exec heat-engine --config-file "+conf)...)}
+	api := kContainer{Name: CHeatAPI, Image: o.apiImage(), VolumeMounts: mounts,
+		Command: o.script(CHeatAPI, append(o.waitDBSyncScript(), "exec heat-api --config-file "+conf)...)}
+	if !o.hostNetwork() {
+		api.Ports = []kPort{{ContainerPort: o.APIPort, HostPort: o.APIPort, HostIP: o.BindHost, Protocol: "TCP"}}
+	}
+	pod.Spec.Containers = append(pod.Spec.Containers, engine, api)
+	body, err := yaml.Marshal(pod)
+	if err != nil {
+		return nil, fmt.Errorf("rendering %s: %w", PodYAML, err)
+	}
+	head := fmt.Sprintf("# Written by ephemeral.heat for the ephemeral Heat in %s.\n"+
+		"# By hand: podman play kube %s   (and: podman pod rm -f %s)\n", o.HeatDir, o.path(PodYAML), name)
+	return append([]byte(head), body...), nil
+}

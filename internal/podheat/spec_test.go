@@ -1,0 +1,107 @@
+package podheat
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+func TestNamesDifferPerHeatDir(t *testing.T) {
+	a, b := Name("/srv/a/heat-launcher"), Name("/srv/b/heat-launcher")
+	if a == b || !strings.HasPrefix(a, "ephemeral-heat-") {
+		t.Errorf("names %q %q", a, b)
+	}
+	if Name("/srv/a/heat-launcher/") != a {
+		t.Errorf("a trailing slash changes the name")
+	}
+}
+
+func TestRenderPod(t *testing.T) {
+	o := Options{HeatType: Pod, HeatDir: "/srv/x/heat-launcher", APIPort: 8006, BindHost: "127.0.0.1",
+		Image: "img:1", EngineImage: "eng:1", EngineWorkers: 2, Timeout: time.Minute}
+	b, err := o.renderPod(standardPorts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod kPod
+	if err := yaml.Unmarshal(b, &pod); err != nil {
+		t.Fatal(err)
+	}
+	if pod.Kind != "Pod" || pod.Metadata.Name != Name(o.HeatDir) || pod.Spec.HostNetwork {
+		t.Errorf("pod: %+v", pod)
+	}
+	names := map[string]kContainer{}
+	for _, c := range pod.Spec.Containers {
+		names[c.Name] = c
+	}
+	for _, n := range []string{CMariaDB, CRabbitMQ, CHeatAPI, CHeatEngine} {
+		if _, ok := names[n]; !ok {
+			t.Errorf("container %s missing", n)
+		}
+	}
+	if names[CHeatEngine].Image != "eng:1" || names[CHeatAPI].Image != "img:1" {
+		t.Errorf("images: %+v", names)
+	}
+	api := names[CHeatAPI]
+	if len(api.Ports) != 1 || api.Ports[0].HostIP != "127.0.0.1" || api.Ports[0].HostPort != 8006 {
+		t.Errorf("api ports: %+v", api.Ports)
+	}
+	if !strings.Contains(strings.Join(names[CHeatEngine].Command, " "), "db_sync") {
+		t.Errorf("engine does not run db_sync first")
+	}
+	ro := 0
+	for _, m := range api.VolumeMounts {
+		if m.ReadOnly {
+			ro++
+		}
+	}
+	if ro != len(o.roFiles()) {
+		t.Errorf("read-only mounts: %+v", api.VolumeMounts)
+	}
+	if pod.Metadata.Labels[LabelDir] != DirHash(o.HeatDir) || len(pod.Metadata.Labels[LabelFingerprint]) == 0 {
+		t.Errorf("labels: %v", pod.Metadata.Labels)
+	}
+
+	// External services: no MariaDB nor RabbitMQ; loopback ones need host networking.
+	o.DatabaseURL, o.TransportURL = "mysql://root:pw@127.0.0.1:3306/", "rabbit://u:p@127.0.0.1:5672/"
+	b, _ = o.renderPod(standardPorts())
+	pod = kPod{}
+	yaml.Unmarshal(b, &pod)
+	if len(pod.Spec.Containers) != 2 || !pod.Spec.HostNetwork || len(pod.Spec.Containers[1].Ports) != 0 {
+		t.Errorf("external services: %+v", pod.Spec)
+	}
+	if strings.Contains(string(b), "pw") {
+		t.Errorf("credentials in the pod yaml")
+	}
+}
+
+func TestFingerprintChanges(t *testing.T) {
+	o := Options{HeatType: Pod, HeatDir: "/d", APIPort: 1, Image: "a", EngineWorkers: 1}
+	p := o
+	p.EngineWorkers = 2
+	q := o
+	q.Image = "b"
+	if o.fingerprint() == p.fingerprint() || o.fingerprint() == q.fingerprint() {
+		t.Error("fingerprint ignores settings")
+	}
+	if len(o.fingerprint()) > 63 {
+		t.Error("fingerprint too long for a label value")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{HeatType: Container, TransportURL: "rabbit://a:b@h/"}, "only used with heat_type: pod"},
+		{Options{HeatType: Pod, TransportURL: "http://h/"}, "rabbit://"},
+		{Options{HeatType: Pod, BindHost: "localhost"}, "must be an IP address"},
+	} {
+		if err := Validate(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v", tc.o, err)
+		}
+	}
+}
