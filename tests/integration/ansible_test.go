@@ -139,7 +139,7 @@ func TestModuleFailureThroughAnsible(t *testing.T) {
 
 func TestAnsibleDoc(t *testing.T) {
 	env := ansibleEnv(t)
-	for _, m := range []string{"ephemeral_heat_launch", "heat_stack", "heat_db_dump", "overcloud_precheck"} {
+	for _, m := range []string{"ephemeral_heat_launch", "heat_stack", "heat_db_dump", "overcloud_precheck", "config_download"} {
 		cmd := exec.Command("ansible-doc", "ephemeral.heat."+m)
 		cmd.Env = append(env, "PAGER=cat")
 		b, err := cmd.CombinedOutput()

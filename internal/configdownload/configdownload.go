@@ -1,0 +1,104 @@
+package configdownload
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+)
+
+// RunOptions are the module's parameters.
+type RunOptions struct {
+	Stack      string
+	Dest       string
+	SSHUser    string
+	SSHNetwork string
+	Commit     bool
+	CheckMode  bool
+	Now        func() time.Time
+}
+
+// Outcome is what Run reports.
+type Outcome struct {
+	Changed   bool
+	Roles     []string
+	Hosts     []string
+	Inventory string
+	Commit    string
+	Files     Changes
+	StackID   string
+	APICalls  int
+	Warnings  []string
+	Msg       string
+}
+
+// Run downloads the config of a stack into dest.
+func Run(ctx context.Context, c *heatapi.Client, o RunOptions) (Outcome, error) {
+	out := Outcome{Roles: []string{}, Hosts: []string{}, Inventory: filepath.Join(o.Dest, InventoryFile)}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Dest == "" {
+		return out, fmt.Errorf("dest is required")
+	}
+	f, err := Fetch(ctx, c, o.Stack)
+	out.Warnings = append(out.Warnings, f.Warnings...)
+	out.APICalls = f.Calls
+	out.StackID = f.Ref.ID
+	if err != nil {
+		return out, err
+	}
+	r, err := Render(&f.Data, Options{SSHUser: o.SSHUser, SSHNetwork: o.SSHNetwork})
+	if err != nil {
+		return out, err
+	}
+	out.Warnings = append(out.Warnings, r.Warnings...)
+	out.Roles, out.Hosts = r.Roles, r.Hosts
+	msg := fmt.Sprintf("config-download of %s at %s", f.Data.Name, o.Now().UTC().Format(time.RFC3339))
+	res, err := Sync(o.Dest, r, SyncOptions{Commit: o.Commit, CheckMode: o.CheckMode, Message: msg, Now: o.Now})
+	out.Changed, out.Files, out.Commit = res.Changed, res.Files, res.Commit
+	if err != nil {
+		return out, fmt.Errorf("writing %s: %w", o.Dest, err)
+	}
+	n := len(res.Files.Added) + len(res.Files.Modified) + len(res.Files.Removed)
+	switch {
+	case o.CheckMode && out.Changed:
+		out.Msg = fmt.Sprintf("%d file(s) of %s would change", n, o.Dest)
+	case o.CheckMode:
+		out.Msg = fmt.Sprintf("%s is up to date with stack %s", o.Dest, f.Data.Name)
+	case res.Uncommitted:
+		out.Msg = fmt.Sprintf("%s was up to date but not committed: committed %s", o.Dest, short(res.Commit))
+	case out.Changed && out.Commit != "":
+		out.Msg = fmt.Sprintf("rendered stack %s into %s: %d file(s) changed, commit %s", f.Data.Name, o.Dest, n, short(out.Commit))
+	case out.Changed:
+		out.Msg = fmt.Sprintf("rendered stack %s into %s: %d file(s) changed", f.Data.Name, o.Dest, n)
+	default:
+		out.Msg = fmt.Sprintf("%s is up to date with stack %s", o.Dest, f.Data.Name)
+	}
+	return out, nil
+}
+
+// DiffText lists changed files for Ansible's diff ("prepared").
+func (c Changes) DiffText() string {
+	var b strings.Builder
+	for _, p := range c.Added {
+		fmt.Fprintf(&b, "+ %s\n", p)
+	}
+	for _, p := range c.Modified {
+		fmt.Fprintf(&b, "~ %s\n", p)
+	}
+	for _, p := range c.Removed {
+		fmt.Fprintf(&b, "- %s\n", p)
+	}
+	return b.String()
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

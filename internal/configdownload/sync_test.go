@@ -1,0 +1,160 @@
+package configdownload
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func fileModes(t *testing.T, dest string) {
+	t.Helper()
+	filepath.Walk(dest, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dest, p)
+		if strings.HasPrefix(rel, ".git") && rel != ".gitignore" {
+			if rel == ".git" && info.Mode().Perm() != DirMode {
+				t.Errorf(".git has mode %v", info.Mode().Perm())
+			}
+			return nil
+		}
+		want := FileMode
+		if info.IsDir() {
+			want = DirMode
+		}
+		if info.Mode().Perm() != want {
+			t.Errorf("%s has mode %v, want %v", rel, info.Mode().Perm(), want)
+		}
+		return nil
+	})
+}
+
+func TestSyncCommitsChangesOnly(t *testing.T) {
+	dest := filepath.Join(t.TempDir(), "config-download", "overcloud")
+	d := syntheticStack("overcloud", 1, 2)
+	r := mustRender(t, d, Options{})
+
+	// Check mode on nothing: would change, writes nothing.
+	res, err := Sync(dest, r, SyncOptions{Commit: true, CheckMode: true, Message: "m0"})
+	if err != nil || !res.Changed || len(res.Files.Added) != len(r.Files) {
+		t.Fatalf("check of a first download: %+v %v", res, err)
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Fatalf("check mode created %s", dest)
+	}
+
+	res, err = Sync(dest, r, SyncOptions{Commit: true, Message: "m1"})
+	if err != nil || !res.Changed || res.Commit == "" {
+		t.Fatalf("first download: %+v %v", res, err)
+	}
+	fileModes(t, dest)
+	log, _ := Log(dest)
+	if len(log) != 1 || !strings.HasSuffix(log[0], " m1") {
+		t.Fatalf("log %v", log)
+	}
+
+	// The same again: nothing changes, no commit.
+	res, err = Sync(dest, mustRender(t, d, Options{}), SyncOptions{Commit: true, Message: "m2"})
+	if err != nil || res.Changed || res.Commit != "" {
+		t.Fatalf("identical download: %+v %v", res, err)
+	}
+	if log, _ := Log(dest); len(log) != 1 {
+		t.Fatalf("log %v", log)
+	}
+
+	// A changed task: one commit with just that.
+	tasks := d.Outputs[OutRoleData].(map[string]any)["Compute"].(map[string]any)["deploy_steps_tasks"].([]any)
+	tasks[2].(map[string]any)["name"] = "renamed"
+	r2 := mustRender(t, d, Options{})
+	res, err = Sync(dest, r2, SyncOptions{Commit: true, CheckMode: true})
+	if err != nil || !res.Changed || len(res.Files.Modified) == 0 {
+		t.Fatalf("check of a change: %+v %v", res, err)
+	}
+	res, err = Sync(dest, r2, SyncOptions{Commit: true, Message: "m3"})
+	if err != nil || !res.Changed || res.Commit == "" {
+		t.Fatalf("changed download: %+v %v", res, err)
+	}
+	want := []string{"Compute/deploy_steps_tasks.yaml", "Compute/deploy_steps_tasks_step2.yaml"}
+	if !reflect.DeepEqual(res.Files.Modified, want) || len(res.Files.Added)+len(res.Files.Removed) != 0 {
+		t.Errorf("changed files %+v, want modified %v", res.Files, want)
+	}
+	show, err := git(dest, "show", "--name-only", "--format=%s", "HEAD")
+	if err != nil || show != "m3\n\n"+strings.Join(want, "\n") {
+		t.Errorf("last commit: %q %v", show, err)
+	}
+	// No working directory is left beside dest.
+	entries, _ := os.ReadDir(filepath.Dir(dest))
+	if len(entries) != 1 {
+		t.Errorf("left beside dest: %v", entries)
+	}
+
+	// A file someone added is removed (and committed); a file whose mode
+	// changed is rewritten.
+	os.WriteFile(filepath.Join(dest, "stray.txt"), []byte("x"), 0o644)
+	os.Chmod(filepath.Join(dest, "global_vars.yaml"), 0o644)
+	res, err = Sync(dest, r2, SyncOptions{Commit: true, Message: "m4"})
+	if err != nil || !res.Changed || !reflect.DeepEqual(res.Files.Removed, []string{"stray.txt"}) ||
+		!reflect.DeepEqual(res.Files.Modified, []string{"global_vars.yaml"}) {
+		t.Fatalf("stray file: %+v %v", res, err)
+	}
+	fileModes(t, dest)
+}
+
+func TestSyncRecoversAndCommitsLeftovers(t *testing.T) {
+	dest := filepath.Join(t.TempDir(), "overcloud")
+	r := mustRender(t, syntheticStack("overcloud", 1, 1), Options{})
+	if _, err := Sync(dest, r, SyncOptions{Commit: true, Message: "m1"}); err != nil {
+		t.Fatal(err)
+	}
+	// A run that stopped after moving .git out of dest.
+	left := filepath.Join(filepath.Dir(dest), tempPrefix(dest)+"123")
+	os.MkdirAll(left, 0o700)
+	if err := os.Rename(filepath.Join(dest, ".git"), filepath.Join(left, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Sync(dest, r, SyncOptions{Commit: true, Message: "m2"})
+	if err != nil || res.Changed {
+		t.Fatalf("after recovery: %+v %v", res, err)
+	}
+	if log, _ := Log(dest); len(log) != 1 {
+		t.Fatalf("history not recovered: %v", log)
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("leftover %s not removed", left)
+	}
+
+	// A run that stopped after the swap but before the commit: the tree is
+	// in place, uncommitted; the next run commits it.
+	os.WriteFile(filepath.Join(dest, ".gitignore"), []byte("changed\n"), 0o600)
+	res, err = Sync(dest, r, SyncOptions{Commit: true, CheckMode: true})
+	if err != nil || !res.Changed {
+		t.Fatalf("check: %+v %v", res, err)
+	}
+	os.WriteFile(filepath.Join(dest, ".gitignore"), r.Files[".gitignore"], 0o600)
+	os.WriteFile(filepath.Join(dest, "global_vars.yaml"), r.Files["global_vars.yaml"], 0o600)
+	git(dest, "rm", "-q", "--cached", "global_vars.yaml")
+	git(dest, "commit", "-q", "-m", "lost")
+	res, err = Sync(dest, r, SyncOptions{Commit: true, Message: "m3"})
+	if err != nil || !res.Changed || res.Commit == "" || res.Files.Empty() == false {
+		t.Fatalf("uncommitted tree: %+v %v", res, err)
+	}
+}
+
+func TestSyncWithoutCommit(t *testing.T) {
+	dest := filepath.Join(t.TempDir(), "overcloud")
+	r := mustRender(t, syntheticStack("overcloud", 1, 1), Options{})
+	res, err := Sync(dest, r, SyncOptions{})
+	if err != nil || !res.Changed || res.Commit != "" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(dest, ".git")); !os.IsNotExist(err) {
+		t.Errorf("a repository was made without commit")
+	}
+	res, err = Sync(dest, r, SyncOptions{})
+	if err != nil || res.Changed {
+		t.Fatalf("%+v %v", res, err)
+	}
+}

@@ -1,0 +1,93 @@
+// Command config_download is the Ansible module (and command-line tool) that
+// renders the Ansible project of a deployment from its Heat stack, as
+// TripleO's config-download did, into a git repository: one commit per
+// change.
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/configdownload"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
+)
+
+var spec = &module.Spec{
+	Name:  "config_download",
+	Short: "render the Ansible project (config-download) of a deployment from its Heat stack",
+	Params: []module.Param{
+		{Name: "stack", Required: true, Help: "stack name"},
+		{Name: "dest", Type: module.Path, Required: true, Help: "the config-download directory (a git repository)"},
+		{Name: "ssh_user", Default: configdownload.DefaultSSHUser, Help: "ansible_ssh_user of the nodes"},
+		{Name: "ssh_network", Default: configdownload.DefaultSSHNetwork, Help: "the network whose address is a node's ansible_host"},
+		{Name: "commit", Type: module.Bool, Default: true, Help: "commit each change in dest's git repository"},
+		{Name: "heat_dir", Type: module.Path, Help: "use the ephemeral Heat launched in this directory"},
+		{Name: "endpoint", Help: "no-auth Heat endpoint, e.g. http://127.0.0.1:8006/v1/admin"},
+		{Name: "cloud", Help: "clouds.yaml cloud of an existing Heat (Keystone password auth)"},
+	},
+	OneOf: [][]string{{"heat_dir", "endpoint", "cloud"}},
+}
+
+func run(ctx *module.Context) (module.Result, error) {
+	p := ctx.Params
+	bg := context.Background()
+	client, err := connect(bg, ctx)
+	if err != nil {
+		return module.Result{"changed": false}, err
+	}
+	out, err := configdownload.Run(bg, client, configdownload.RunOptions{
+		Stack:      p.Str("stack"),
+		Dest:       p.Str("dest"),
+		SSHUser:    p.Str("ssh_user"),
+		SSHNetwork: p.Str("ssh_network"),
+		Commit:     p.Bool("commit"),
+		CheckMode:  ctx.CheckMode,
+	})
+	for _, w := range out.Warnings {
+		ctx.Warn("%s", w)
+	}
+	res := module.Result{
+		"changed":       out.Changed,
+		"dest":          p.Str("dest"),
+		"stack_id":      out.StackID,
+		"roles":         out.Roles,
+		"hosts":         out.Hosts,
+		"inventory":     out.Inventory,
+		"commit":        out.Commit,
+		"changed_files": out.Files,
+		"api_calls":     out.APICalls,
+		"endpoint":      client.Endpoint(),
+	}
+	if out.Msg != "" {
+		res["msg"] = out.Msg
+	}
+	if ctx.Diff && out.Changed {
+		res["diff"] = map[string]any{
+			"before_header": p.Str("dest"),
+			"after_header":  fmt.Sprintf("stack %s", p.Str("stack")),
+			"prepared":      out.Files.DiffText(),
+		}
+	}
+	return res, err
+}
+
+// connect builds the client for heat_dir, endpoint or cloud (exactly one is given).
+func connect(bg context.Context, ctx *module.Context) (*heatapi.Client, error) {
+	p := ctx.Params
+	switch {
+	case p.Str("heat_dir") != "":
+		return heatapi.NewFromHeatDir(p.Str("heat_dir"))
+	case p.Str("endpoint") != "":
+		return heatapi.NewNoAuth(p.Str("endpoint"))
+	default:
+		c, secret, err := heatapi.NewFromCloud(bg, p.Str("cloud"))
+		ctx.AddSecret(secret)
+		if err != nil {
+			return nil, fmt.Errorf("connecting to cloud %q: %w", p.Str("cloud"), err)
+		}
+		return c, nil
+	}
+}
+
+func main() { module.Main(spec, run) }

@@ -1,0 +1,336 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/configdownload"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
+)
+
+// samplesDir is samples/overcloud.
+func samplesDir(t *testing.T) string { return filepath.Join(repoRoot(t), "samples", "overcloud") }
+
+// deploySample creates or updates a stack of the sample overcloud.
+func deploySample(t *testing.T, c *heatapi.Client, name string, envs []string, params map[string]any) {
+	t.Helper()
+	dir := samplesDir(t)
+	files := []string{filepath.Join(dir, "overcloud-resource-registry.yaml")}
+	for _, e := range envs {
+		files = append(files, filepath.Join(dir, e))
+	}
+	req, err := stack.Prepare(stack.Options{Name: name, Template: filepath.Join(dir, "overcloud.yaml"),
+		EnvironmentFiles: files, Parameters: params, Timeout: 10, Wait: true,
+		Warn: func(f string, a ...any) { t.Logf("warning: "+f, a...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := req.Run(context.Background(), c)
+	if err != nil || out.Failed {
+		t.Fatalf("stack %s: %v %v %v", name, err, out.Msg, out.Failures)
+	}
+	t.Logf("stack %s: %s in %s", name, out.Action, time.Since(start).Round(time.Second))
+}
+
+type cdResult struct {
+	Changed      bool     `json:"changed"`
+	Failed       bool     `json:"failed"`
+	Msg          string   `json:"msg"`
+	Roles        []string `json:"roles"`
+	Hosts        []string `json:"hosts"`
+	Inventory    string   `json:"inventory"`
+	Commit       string   `json:"commit"`
+	Warnings     []string `json:"warnings"`
+	APICalls     int      `json:"api_calls"`
+	ChangedFiles struct {
+		Added, Modified, Removed []string
+	} `json:"changed_files"`
+	Diff any `json:"diff"`
+}
+
+// configDownload runs the module through ansible-playbook.
+func configDownload(t *testing.T, env []string, endpoint, name, dest string, args ...string) (cdResult, string) {
+	t.Helper()
+	resFile := filepath.Join(t.TempDir(), "result.json")
+	_, failed, out := playbook(t, env, filepath.Join("playbooks", "config_download.yml"),
+		append(jsonVars(t, map[string]any{"stack": name, "endpoint": endpoint, "dest": dest, "result_file": resFile}), args...)...)
+	if failed != 0 || strings.Contains(out, "MODULE FAILURE") {
+		t.Fatalf("config_download failed:\n%s", out)
+	}
+	var r cdResult
+	b, err := os.ReadFile(resFile)
+	if err != nil {
+		t.Fatalf("no result: %v\n%s", err, out)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r, out
+}
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	b, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, b)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func runIn(t *testing.T, env []string, dir, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v in %s: %v\n%s", name, args, dir, err, b)
+	}
+	return string(b)
+}
+
+func TestConfigDownloadThroughAnsible(t *testing.T) {
+	env := ansibleEnv(t)
+	h := heattest.Start(t, nil)
+	c, err := heatapi.NewNoAuth(h.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deploySample(t, c, "overcloud", []string{"environments/network-isolation.yaml", "environments/ceph.yaml"}, nil)
+	dest := filepath.Join(t.TempDir(), "overcloud-deploy", "overcloud", "config-download", "overcloud")
+
+	// Check mode first: nothing is written.
+	r, out := configDownload(t, env, h.Endpoint, "overcloud", dest, "--check", "--diff")
+	if !r.Changed || len(r.ChangedFiles.Added) == 0 || !strings.Contains(out, "+ tripleo-ansible-inventory.yaml") {
+		t.Fatalf("check mode: %+v\n%s", r, out)
+	}
+	if _, err := os.Stat(dest); !os.IsNotExist(err) {
+		t.Fatalf("check mode wrote %s", dest)
+	}
+
+	r, _ = configDownload(t, env, h.Endpoint, "overcloud", dest)
+	if !r.Changed || r.Commit == "" || len(r.Warnings) != 0 {
+		t.Fatalf("first download: %+v", r)
+	}
+	if !reflect.DeepEqual(r.Roles, []string{"Compute", "Controller"}) ||
+		!reflect.DeepEqual(r.Hosts, []string{"overcloud-controller-0", "overcloud-novacompute-0", "overcloud-novacompute-1", "overcloud-novacompute-2"}) ||
+		r.Inventory != filepath.Join(dest, configdownload.InventoryFile) {
+		t.Errorf("result: %+v", r)
+	}
+	// 2 (stack) + 1 (resources) + 1 (deployments) + 4 configs.
+	if r.APICalls != 8 {
+		t.Errorf("%d API calls, want 8", r.APICalls)
+	}
+
+	// The layout.
+	for _, role := range []string{"Controller", "Compute"} {
+		for _, f := range []string{"service_names.yaml", "config_settings.yaml", "deploy_steps_tasks.yaml", "host_prep_tasks.yaml"} {
+			mustExist(t, filepath.Join(dest, role, f))
+		}
+		for s := 0; s < 6; s++ {
+			mustExist(t, filepath.Join(dest, role, "deploy_steps_tasks_step"+string(rune('0'+s))+".yaml"))
+		}
+		mustExist(t, filepath.Join(dest, "group_vars", role))
+	}
+	for _, f := range []string{"deploy_steps_playbook.yaml", "global_vars.yaml", ".git", ".gitignore",
+		"Controller/overcloud-controller-0/ControllerDeployment", "Compute/overcloud-novacompute-2/ComputeDeployment",
+		"host_vars/overcloud-controller-0", "host_vars/overcloud-novacompute-1"} {
+		mustExist(t, filepath.Join(dest, f))
+	}
+	step1 := readFile(t, filepath.Join(dest, "Compute", "deploy_steps_tasks_step1.yaml"))
+	if !strings.Contains(step1, "Write the step 1 marker") || strings.Contains(step1, "Write the step 2 marker") ||
+		!strings.Contains(step1, "Report the deploy step") {
+		t.Errorf("Compute step 1 tasks:\n%s", step1)
+	}
+	if st, _ := os.Stat(filepath.Join(dest, "global_vars.yaml")); st.Mode().Perm() != 0o600 {
+		t.Errorf("file mode %v", st.Mode().Perm())
+	}
+	if st, _ := os.Stat(filepath.Join(dest, "Compute")); st.Mode().Perm() != 0o700 {
+		t.Errorf("dir mode %v", st.Mode().Perm())
+	}
+
+	// What Ansible makes of the inventory.
+	invOut := runIn(t, env, dest, "ansible-inventory", "-i", configdownload.InventoryFile, "--list")
+	var inv struct {
+		Meta struct {
+			Hostvars map[string]map[string]any `json:"hostvars"`
+		} `json:"_meta"`
+		Groups map[string]any `json:"-"`
+	}
+	var groups map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(invOut), &inv); err != nil {
+		t.Fatalf("ansible-inventory: %v\n%s", err, invOut)
+	}
+	json.Unmarshal([]byte(invOut), &groups)
+	groupHosts := func(g string) []string {
+		var v struct{ Hosts []string }
+		json.Unmarshal(groups[g], &v)
+		sort.Strings(v.Hosts)
+		return v.Hosts
+	}
+	if got := groupHosts("Controller"); !reflect.DeepEqual(got, []string{"overcloud-controller-0"}) {
+		t.Errorf("Controller hosts %v", got)
+	}
+	if got := groupHosts("Compute"); !reflect.DeepEqual(got, []string{"overcloud-novacompute-0", "overcloud-novacompute-1", "overcloud-novacompute-2"}) {
+		t.Errorf("Compute hosts %v", got)
+	}
+	hv := inv.Meta.Hostvars["overcloud-novacompute-1"]
+	for k, want := range map[string]any{"ansible_host": "192.168.24.21", "ctlplane_ip": "192.168.24.21", "internal_api_ip": "172.16.2.21",
+		"storage_ip": "172.16.1.21", "tenant_ip": "172.16.0.21", "internal_api_hostname": "overcloud-novacompute-1.internalapi.localdomain",
+		"ansible_ssh_user": "tripleo-admin", "tripleo_role_name": "Compute", "ceph_fsid": precheckFSID, "internal_api_vip": "172.16.2.5"} {
+		if hv[k] != want {
+			t.Errorf("overcloud-novacompute-1: %s = %v, want %v", k, hv[k], want)
+		}
+	}
+	if id, _ := hv["deploy_server_id"].(string); len(id) != 36 {
+		t.Errorf("deploy_server_id %v", hv["deploy_server_id"])
+	}
+	for _, g := range []string{"overcloud", "allovercloud", "Undercloud", "sample_marker", "sample_motd", "ceph_client"} {
+		if groups[g] == nil {
+			t.Errorf("no group %s in %s", g, invOut)
+		}
+	}
+	runIn(t, env, dest, "ansible-playbook", "-i", configdownload.InventoryFile, "--syntax-check", "deploy_steps_playbook.yaml")
+
+	// An identical download changes nothing.
+	head := gitIn(t, dest, "rev-parse", "HEAD")
+	r, _ = configDownload(t, env, h.Endpoint, "overcloud", dest)
+	if r.Changed || r.Commit != "" || gitIn(t, dest, "rev-parse", "HEAD") != head {
+		t.Fatalf("second download: %+v", r)
+	}
+
+	// A stack update that changes the Compute tasks: one commit with just that.
+	deploySample(t, c, "overcloud", []string{"environments/network-isolation.yaml", "environments/ceph.yaml"},
+		map[string]any{"ComputeParameters": map[string]any{"SampleMarkerMessage": "updated compute marker"}})
+	r, _ = configDownload(t, env, h.Endpoint, "overcloud", dest, "--diff")
+	if !r.Changed || r.Commit == "" {
+		t.Fatalf("download after update: %+v", r)
+	}
+	want := []string{"Compute/deploy_steps_tasks.yaml", "Compute/deploy_steps_tasks_step2.yaml"}
+	if !reflect.DeepEqual(r.ChangedFiles.Modified, want) || len(r.ChangedFiles.Added)+len(r.ChangedFiles.Removed) != 0 {
+		t.Errorf("changed files %+v, want %v", r.ChangedFiles, want)
+	}
+	if n := gitIn(t, dest, "rev-list", "--count", "HEAD"); n != "2" {
+		t.Errorf("%s commits, want 2", n)
+	}
+	if got := gitIn(t, dest, "diff", "--name-only", head, "HEAD"); got != strings.Join(want, "\n") {
+		t.Errorf("the commit changes %q", got)
+	}
+	patch := gitIn(t, dest, "show", "HEAD")
+	if !strings.Contains(patch, "+      updated compute marker") || !strings.Contains(patch, "config-download of overcloud at ") {
+		t.Errorf("the commit:\n%s", patch)
+	}
+}
+
+func TestConfigDownloadStandaloneRunsOnLocalhost(t *testing.T) {
+	env := ansibleEnv(t)
+	h := heattest.Start(t, nil)
+	c, err := heatapi.NewNoAuth(h.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markers := filepath.Join(t.TempDir(), "markers")
+	hostname := "cd-standalone-node"
+	deploySample(t, c, "standalone", []string{"environments/standalone.yaml"},
+		map[string]any{"SampleMarkerDir": markers, "ControllerHostnameFormat": hostname})
+	dest := filepath.Join(t.TempDir(), "config-download", "standalone")
+	r, _ := configDownload(t, env, h.Endpoint, "standalone", dest)
+	if !r.Changed || !reflect.DeepEqual(r.Hosts, []string{hostname}) || !reflect.DeepEqual(r.Roles, []string{"Compute", "Controller"}) {
+		t.Fatalf("download: %+v", r)
+	}
+	inv := readFile(t, filepath.Join(dest, configdownload.InventoryFile))
+	if !strings.Contains(inv, "ansible_host: 127.0.0.1") || !strings.Contains(inv, "ansible_connection: local") {
+		t.Errorf("inventory:\n%s", inv)
+	}
+	out := runIn(t, env, dest, "ansible-playbook", "-i", configdownload.InventoryFile, "deploy_steps_playbook.yaml")
+	if !recapFor(hostname).MatchString(out) {
+		t.Errorf("no clean recap for %s:\n%s", hostname, out)
+	}
+	for f, want := range map[string]string{
+		hostname + ".step1":     "Controller step 1\n",
+		hostname + ".step2":     "deployed by ephemeral.heat\n",
+		hostname + ".motd":      hostname + " is a Controller of standalone\n",
+		hostname + ".ceph.conf": "",
+	} {
+		b, err := os.ReadFile(filepath.Join(markers, f))
+		if want == "" {
+			if err == nil {
+				t.Errorf("%s exists without the ceph environment", f)
+			}
+			continue
+		}
+		if err != nil || string(b) != want {
+			t.Errorf("%s: %q %v, want %q\n%s", f, b, err, want, out)
+		}
+	}
+}
+
+func TestConfigDownloadPlainStack(t *testing.T) {
+	env := ansibleEnv(t)
+	h := heattest.Start(t, nil)
+	c, err := heatapi.NewNoAuth(h.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := filepath.Join(t.TempDir(), "plain.yaml")
+	os.WriteFile(tpl, []byte("heat_template_version: wallaby\nresources:\n  v:\n    type: OS::Heat::Value\n    properties: {value: 1}\n"+
+		"outputs:\n  answer: {value: {get_attr: [v, value]}}\n  RoleData: {value: {Weird: [not, a, map]}}\n"), 0o644)
+	req, err := stack.Prepare(stack.Options{Name: "plain", Template: tpl, Timeout: 5, Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := req.Run(context.Background(), c); err != nil || out.Failed {
+		t.Fatalf("%v %+v", err, out)
+	}
+	dest := filepath.Join(t.TempDir(), "plain")
+	r, out := configDownload(t, env, h.Endpoint, "plain", dest)
+	if !r.Changed || r.Commit == "" || len(r.Hosts) != 0 {
+		t.Fatalf("%+v", r)
+	}
+	joined := strings.Join(r.Warnings, "\n")
+	if !strings.Contains(joined, "lacks the output(s) RoleConfig, RoleGroupVars") || !strings.Contains(out, "[WARNING]") {
+		t.Errorf("warnings %q\n%s", joined, out)
+	}
+	mustExist(t, filepath.Join(dest, configdownload.InventoryFile))
+	runIn(t, env, dest, "ansible-inventory", "-i", configdownload.InventoryFile, "--list")
+
+	// A stack that does not exist is a clean failure.
+	resFile := filepath.Join(t.TempDir(), "r.json")
+	_, failed, out := playbook(t, env, filepath.Join("playbooks", "config_download.yml"),
+		jsonVars(t, map[string]any{"stack": "nope", "endpoint": h.Endpoint, "dest": dest, "result_file": resFile})...)
+	if failed != 1 || !strings.Contains(out, "stack nope not found") || strings.Contains(out, "MODULE FAILURE") {
+		t.Errorf("missing stack:\n%s", out)
+	}
+}
+
+func mustExist(t *testing.T, p string) {
+	t.Helper()
+	if _, err := os.Stat(p); err != nil {
+		t.Errorf("%v", err)
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// recapFor matches a host's play recap line with no failures.
+func recapFor(host string) *regexp.Regexp {
+	return regexp.MustCompile(regexp.QuoteMeta(host) + `\s+: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0`)
+}
