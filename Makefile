@@ -16,13 +16,14 @@ VERSION      := $(shell awk '/^version:/{print $$2}' galaxy.yml)
 TARBALL      := $(DIST)/ephemeral-heat-$(VERSION).tar.gz
 export ANSIBLE_COLLECTIONS_PATH := $(COLL_PATH)
 # The podman bindings build without cgo only with these tags: every go command gets them.
+export CGO_ENABLED := 0
 export GOFLAGS := -tags=$(subst $(space),$(comma),$(GOTAGS))
 export PATH := /usr/local/go/bin:$(PATH)
 # podman (heat_type container/pod, its tests, heat-image) with runc and ulimits
 # this host allows; see README "Container and pod Heat".
 export CONTAINERS_CONF ?= $(CURDIR)/scripts/containers.conf
 
-.PHONY: help deps heat-image build build-all collection install test integration demo lint fmt vet clean
+.PHONY: help deps heat-image build build-all collection install test integration demo lint fmt vet clean bench
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -58,17 +59,19 @@ install: collection ## install the built collection into .collections/ (ansible.
 	@ansible-galaxy collection install --force -p $(COLL_PATH) $(TARBALL) >/dev/null
 	@echo "installed ephemeral.heat $(VERSION) into $(COLL_PATH)"
 
-test: deps install ## the whole suite: deps, build, unit and integration tests against real Heat
-	$(GO) vet ./...
-	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+test: deps install lint ## the whole suite: deps, build, lint, unit and integration tests against real Heat
 	$(GO) test -count=1 -timeout 60m -p 1 ./...
+
+bench: deps ## benchmarks vs baselines, same run (~25 min): bench/results.md and bench/results.json; BENCH_ARGS='-only launch'
+	$(GO) run ./bench/runner $(BENCH_ARGS)
 
 demo: deps install ## launch native Heat, list stacks through openstack, stop it
 	@scripts/demo.sh
 
-lint: ## gofmt, go vet
-	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+lint: ## gofmt, go vet, ansible-lint (playbooks, roles, molecule scenarios)
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	ansible-lint --nocolor collection/playbooks collection/roles playbooks molecule
 
 clean: ## remove build outputs
 	rm -rf build dist .collections

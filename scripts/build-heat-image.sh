@@ -36,6 +36,12 @@ fi
 mirror=${mirror:-http://deb.debian.org/debian}
 security=${HEAT_IMAGE_SECURITY_MIRROR:-${mirror%/debian}/debian-security}
 
+# Nothing to do when the default image is there (the expensive part is debootstrap).
+if [ $force -eq 0 ] && podman image exists "$REPO:latest"; then
+  echo "build-heat-image: $REPO:latest exists already (use --force to rebuild)"
+  exit 0
+fi
+
 work=$(mktemp -d /var/tmp/heat-image.XXXXXX)
 root=$work/rootfs
 cleanup() {

@@ -3,7 +3,7 @@
 # installed; uses sudo when not root. Safe to run repeatedly.
 set -euo pipefail
 packages=(
-  ansible-core git sqlite3 ca-certificates
+  ansible-core ansible-lint git sqlite3 ca-certificates curl
   heat-common heat-api heat-engine python3-pymysql
   python3-openstackclient python3-heatclient
   mariadb-server mariadb-client

@@ -1,0 +1,124 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
+)
+
+// stackInProgress reports whether the Heat of heatDir shows stack name CREATE_IN_PROGRESS.
+func stackInProgress(heatDir, name string) bool {
+	ini, err := heatconf.ReadINI(filepath.Join(heatDir, heatconf.HeatConf))
+	if err != nil {
+		return false
+	}
+	c := http.Client{Timeout: 3 * time.Second}
+	r, err := c.Get(fmt.Sprintf("http://127.0.0.1:%s/v1/admin/stacks", ini.Get("heat_api", "bind_port")))
+	if err != nil {
+		return false
+	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	var body struct {
+		Stacks []struct {
+			Name   string `json:"stack_name"`
+			Status string `json:"stack_status"`
+		}
+	}
+	json.Unmarshal(b, &body)
+	for _, s := range body.Stacks {
+		if s.Name == name && s.Status == "CREATE_IN_PROGRESS" {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSIGINTDuringStackCreateTearsDown interrupts deploy-overcloud.yml as
+// Ctrl-C would (SIGINT to its process group) while the stack is being
+// created: ansible runs no always section then, so the launcher's watchdog
+// must dump the database and stop Heat.
+func TestSIGINTDuringStackCreateTearsDown(t *testing.T) {
+	heattest.RequireHeat(t)
+	env := ansibleEnv(t)
+	root := repoRoot(t)
+	work := filepath.Join(t.TempDir(), "overcloud-deploy", "slow")
+	heatDir := filepath.Join(work, "heat-launcher")
+	port, _ := proc.FreePort()
+	vars, _ := json.Marshal(map[string]any{
+		"stack_name": "slow", "work_dir": work, "heat_api_port": port,
+		"template": filepath.Join(root, "tests", "integration", "testdata", "slow.yaml"),
+	})
+	cmd := exec.Command("ansible-playbook", "-i", "localhost,", filepath.Join(root, "playbooks", "deploy-overcloud.yml"), "-e", string(vars))
+	cmd.Env = env
+	cmd.Dir = root
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Whatever happens, leave no Heat behind.
+		for _, p := range proc.FindByArg(filepath.Join(heatDir, heatconf.HeatConf)) {
+			proc.StopGroup(p.PGID, time.Second, 5*time.Second)
+		}
+	})
+	deadline := time.Now().Add(3 * time.Minute)
+	for !stackInProgress(heatDir, "slow") {
+		if time.Now().After(deadline) {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+			t.Fatalf("the stack never got to CREATE_IN_PROGRESS:\n%s", out.String())
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	// Ctrl-C: SIGINT to the playbook's whole process group.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("ansible-playbook did not exit after SIGINT:\n%s", out.String())
+	}
+	// Teardown: no Heat, a verified dump holding the interrupted stack.
+	deadline = time.Now().Add(2 * time.Minute)
+	for {
+		gone := len(proc.FindByArg(filepath.Join(heatDir, heatconf.HeatConf))) == 0
+		list, _ := dumps.List(heatDir)
+		if gone && len(list) > 0 {
+			if _, err := dumps.VerifyChecksum(list[0]); err != nil {
+				t.Fatal(err)
+			}
+			m, _ := dumps.ReadManifest(list[0])
+			if m == nil || len(m.Stacks) != 1 || m.Stacks[0].Name != "slow" {
+				t.Fatalf("the dump does not hold the interrupted stack: %+v", m)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			wlog, _ := os.ReadFile(filepath.Join(heatDir, heatconf.LogDir, "watchdog.log"))
+			t.Fatalf("after SIGINT: Heat gone=%v, dumps=%v\nwatchdog log:\n%s\nplaybook:\n%s", gone, list, wlog, out.String())
+		}
+		time.Sleep(time.Second)
+	}
+	if !proc.PortFree("127.0.0.1", port) {
+		t.Errorf("the API port is still in use")
+	}
+}
