@@ -77,24 +77,29 @@ func TestSIGINTDuringStackCreateTearsDown(t *testing.T) {
 			proc.StopGroup(p.PGID, time.Second, 5*time.Second)
 		}
 	})
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(3 * time.Minute)
 	for !stackInProgress(heatDir, "slow") {
+		select {
+		case err := <-exited:
+			t.Fatalf("ansible-playbook ended (%v) before the stack was being created:\n%s", err, out.String())
+		default:
+		}
 		if time.Now().After(deadline) {
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			cmd.Wait()
+			<-exited
 			t.Fatalf("the stack never got to CREATE_IN_PROGRESS:\n%s", out.String())
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
 	// Ctrl-C: SIGINT to the playbook's whole process group.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
-	case <-done:
+	case <-exited:
 	case <-time.After(60 * time.Second):
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+		<-exited
 		t.Fatalf("ansible-playbook did not exit after SIGINT:\n%s", out.String())
 	}
 	// Teardown: no Heat, a verified dump holding the interrupted stack.
