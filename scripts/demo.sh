@@ -1,25 +1,43 @@
 #!/usr/bin/env bash
-# make demo: launch a native ephemeral Heat (sqlite), show `openstack stack list`
-# working against it, and stop it again. Heat is stopped even if a step fails.
+# make demo: deploy the standalone sample overcloud on this host with a native
+# ephemeral Heat + sqlite (launch -> prechecks -> stack -> config-download ->
+# deploy steps -> dump -> teardown), then relaunch Heat on the saved dump to
+# show `openstack stack list`, and stop it again.
+#   DEMO_WORK_DIR (default ~/overcloud-deploy/standalone), DEMO_API_PORT (8006)
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-launch="$here/collection/plugins/modules/ephemeral_heat_launch"
-work=${DEMO_WORK_DIR:-$HOME/overcloud-deploy/demo}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${DEMO_WORK_DIR:-$HOME/overcloud-deploy/standalone}
 port=${DEMO_API_PORT:-8006}
-heat_dir="$work/heat-launcher"
+samples=$root/samples/overcloud
+export ANSIBLE_CONFIG=$root/ansible.cfg ANSIBLE_COLLECTIONS_PATH=$root/.collections
 
-stop() { "$launch" --heat-dir "$heat_dir" --api-port "$port" --state stopped >/dev/null || true; }
-trap stop EXIT
+vars=$(cat <<JSON
+{"stack_name": "standalone", "work_dir": "$work", "heat_api_port": $port, "run_deploy": true,
+ "template": "$samples/overcloud.yaml",
+ "environment_files": ["$samples/overcloud-resource-registry.yaml", "$samples/environments/standalone.yaml",
+                       "$samples/environments/network-isolation.yaml", "$samples/environments/ceph.yaml"],
+ "parameters": {"SampleMarkerDir": "$work/markers"}}
+JSON
+)
 
-echo "== launching a native Heat in $heat_dir on 127.0.0.1:$port"
-"$launch" --heat-dir "$heat_dir" --api-port "$port"
+echo "== deploying the standalone sample overcloud on this host (work dir $work)"
+ansible-playbook -i localhost, "$root/playbooks/deploy-overcloud.yml" -e "$vars"
 
-echo "== openstack stack list through $heat_dir/clouds.yaml"
-. "$heat_dir/heatrc"
-openstack stack list
-echo "(no stacks yet: an empty list is the expected answer)"
-
-echo "== stopping Heat (the database stays: relaunch with the same command)"
+echo "== relaunching Heat on the saved database to inspect the deployment"
+trap 'ansible-playbook -i localhost, "$root/playbooks/kill-heat.yml" -e "{\"work_dir\": \"$work\", \"heat_api_port\": $port}" >/dev/null || true' EXIT
+ansible-playbook -i localhost, "$root/playbooks/launch-heat.yml" -e "{\"work_dir\": \"$work\", \"heat_api_port\": $port}" >/dev/null
+( . "$work/heat-launcher/heatrc" && openstack stack list )
 trap - EXIT
-"$launch" --heat-dir "$heat_dir" --api-port "$port" --state stopped
-echo "demo done: artifacts in $heat_dir"
+ansible-playbook -i localhost, "$root/playbooks/kill-heat.yml" -e "{\"work_dir\": \"$work\", \"heat_api_port\": $port}" >/dev/null
+
+cat <<EOF2
+
+demo done; nothing of Heat runs any more. Artifacts:
+  config-download (git):   $work/config-download/standalone   (git -C ... log)
+  inventory:               $work/config-download/standalone/tripleo-ansible-inventory.yaml
+  stack outputs:           $work/outputs/standalone-outputs.yaml
+  merged environment:      $work/environment/tripleo-standalone-environment.yaml
+  Heat database dumps:     $(ls "$work"/heat-launcher/heat-db-*.sql.gz | tail -1)
+  what the deploy steps did on this host: $work/markers/
+Inspect again later:  ansible-playbook playbooks/launch-heat.yml -e work_dir=$work ; . $work/heat-launcher/heatrc ; openstack stack list
+EOF2
