@@ -210,3 +210,25 @@ func firstNonEmpty(s ...string) string {
 	}
 	return ""
 }
+
+// Connect builds the client for whichever of heatDir (an ephemeral Heat
+// launched there), endpoint (a no-auth URL) or cloud (a clouds.yaml cloud) is
+// set, in that order. The cloud's password is handed to secret, for masking.
+func Connect(ctx context.Context, heatDir, endpoint, cloud string, secret func(string)) (*Client, error) {
+	switch {
+	case heatDir != "":
+		return NewFromHeatDir(heatDir)
+	case endpoint != "":
+		return NewNoAuth(endpoint)
+	case cloud != "":
+		c, pw, err := NewFromCloud(ctx, cloud)
+		if secret != nil {
+			secret(pw)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("connecting to cloud %q: %w", cloud, err)
+		}
+		return c, nil
+	}
+	return nil, fmt.Errorf("no Heat given: set heat_dir, endpoint or cloud")
+}

@@ -75,19 +75,7 @@ func run(ctx *module.Context) (module.Result, error) {
 // connect builds the client for heat_dir, endpoint or cloud (exactly one is given).
 func connect(bg context.Context, ctx *module.Context) (*heatapi.Client, error) {
 	p := ctx.Params
-	switch {
-	case p.Str("heat_dir") != "":
-		return heatapi.NewFromHeatDir(p.Str("heat_dir"))
-	case p.Str("endpoint") != "":
-		return heatapi.NewNoAuth(p.Str("endpoint"))
-	default:
-		c, secret, err := heatapi.NewFromCloud(bg, p.Str("cloud"))
-		ctx.AddSecret(secret)
-		if err != nil {
-			return nil, fmt.Errorf("connecting to cloud %q: %w", p.Str("cloud"), err)
-		}
-		return c, nil
-	}
+	return heatapi.Connect(bg, p.Str("heat_dir"), p.Str("endpoint"), p.Str("cloud"), ctx.AddSecret)
 }
 
 func main() { module.Main(spec, run) }
