@@ -61,20 +61,32 @@ type Manifest struct {
 	Stacks    []Stack          `json:"stacks"`
 }
 
-// Target reads heat.conf in heatDir and returns its database.
+// HostConnectionKey is the heat.conf [database] option holding the URL by
+// which the host reaches Heat's database when Heat itself reaches it by
+// another (the pod's own MariaDB, published on the host's loopback). Heat
+// ignores it; Target prefers it.
+const HostConnectionKey = "host_connection"
+
+// Target reads heat.conf in heatDir and returns its database, as the host
+// reaches it: [database] host_connection when present, else connection.
 func Target(heatDir string) (dbdump.Target, error) {
 	p := filepath.Join(heatDir, heatconf.HeatConf)
 	ini, err := heatconf.ReadINI(p)
 	if err != nil {
 		return dbdump.Target{}, fmt.Errorf("finding Heat's database: %w (is %s a heat_dir written by ephemeral_heat_launch?)", err, heatDir)
 	}
-	conn := ini.Get("database", "connection")
+	key := HostConnectionKey
+	conn := ini.Get("database", key)
+	if conn == "" {
+		key = "connection"
+		conn = ini.Get("database", key)
+	}
 	if conn == "" {
 		return dbdump.Target{}, fmt.Errorf("%s has no [database] connection", p)
 	}
 	t, err := dbdump.ParseHeatConnection(conn)
 	if err != nil {
-		return dbdump.Target{}, fmt.Errorf("%s: %w", p, err)
+		return dbdump.Target{}, fmt.Errorf("%s [database] %s: %w", p, key, err)
 	}
 	return t, nil
 }

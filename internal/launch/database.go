@@ -17,7 +17,10 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/podheat"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 
 // mysqlTarget is a MySQL server and the credentials to use on it.
@@ -284,10 +287,65 @@ func (o *Options) removeDatabase(ctx context.Context, rec *Record) ([]string, er
 // sqlite file, or the MySQL database; and its user when databaseURL, an
 // admin URL, is given). It returns what it removed; nothing when the
 // database is already gone.
+//
+// A pod's own MariaDB (heat.conf has [database] host_connection) is reached
+// through the port the pod publishes on the host's loopback: its database is
+// dropped there (its user stays in the pod's MariaDB until state: absent
+// removes the datadir). When nothing listens on that port any more (the pod
+// is stopped), the MariaDB datadir in heat_dir, which holds nothing but
+// Heat's database and MariaDB's own tables, is removed instead; the next
+// launch creates it afresh.
 func RemoveDatabase(ctx context.Context, heatDir, databaseURL string, warn func(string, ...any), secret func(string)) ([]string, error) {
 	o := Options{HeatDir: heatDir, DatabaseURL: databaseURL, Warn: warn, Secret: secret}
 	o.defaults()
+	if ini, err := heatconf.ReadINI(o.path(heatconf.HeatConf)); err == nil {
+		if hc := ini.Get("database", dumps.HostConnectionKey); hc != "" {
+			return o.removePodDatabase(ctx, hc)
+		}
+	}
 	return o.removeDatabase(ctx, nil)
+}
+
+// removePodDatabase drops the database of a pod's own MariaDB through
+// host_connection, or removes the datadir of a stopped one.
+func (o *Options) removePodDatabase(ctx context.Context, hostConn string) ([]string, error) {
+	heat, err := parseMySQLURL(hostConn, "[database] "+dumps.HostConnectionKey+" in heat.conf")
+	if err != nil {
+		return nil, err
+	}
+	o.Secret(heat.Password)
+	// database_url names another server: the pod's MariaDB has no admin on the host.
+	o.DatabaseURL = ""
+	exists, err := o.mysqlDBExists(heat)
+	if err == nil && !exists {
+		return nil, nil
+	}
+	if err != nil {
+		rec, _ := readRecord(o.HeatDir)
+		if rec != nil || !proc.PortFree(heat.Host, heat.Port) {
+			return nil, fmt.Errorf("the pod's MariaDB does not answer on %s (%v): start Heat (ephemeral_heat_launch) to drop its database, or stop it (state: stopped) to have its datadir removed", heat.addr(), err)
+		}
+		datadir := o.path(podheat.MariaDBDir)
+		if _, err := os.Stat(datadir); os.IsNotExist(err) {
+			return nil, nil
+		}
+		if err := os.RemoveAll(datadir); err != nil {
+			return nil, fmt.Errorf("removing the MariaDB datadir of the stopped pod: %w", err)
+		}
+		o.Warn("the pod's MariaDB is not running (nothing listens on %s): removed its datadir %s, and Heat's database with it", heat.addr(), datadir)
+		return []string{datadir}, nil
+	}
+	db, err := sql.Open("mysql", heat.dsn(""))
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+quoteIdent(heat.DB)); err != nil {
+		return nil, fmt.Errorf("removing the Heat database %s of the pod's MariaDB (published on %s): %v", heat.DB, heat.addr(), err)
+	}
+	return []string{fmt.Sprintf("mysql://%s@%s/%s (the pod's MariaDB)", heat.User, heat.addr(), heat.DB)}, nil
 }
 
 // HeatRunning reports whether heatDir's launch record names a live Heat.

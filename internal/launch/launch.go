@@ -179,9 +179,6 @@ func (o *Options) validate() error {
 			return errors.New("image, api_image, engine_image, engine_workers and transport_url are only used with heat_type: container or pod")
 		}
 	case Container, Pod:
-		if o.RestoreDB {
-			return fmt.Errorf("restore_db is not implemented for heat_type %s yet; launch without it", o.HeatType)
-		}
 		if err := podheat.Validate(o.podOptions()); err != nil {
 			return err
 		}
@@ -649,7 +646,7 @@ func (o *Options) recordedPodman() bool {
 func (o *Options) podOptions() podheat.Options {
 	return podheat.Options{
 		State: o.State, HeatType: o.HeatType, HeatDir: o.HeatDir, APIPort: o.APIPort, BindHost: o.BindHost,
-		Database: o.Database, DatabaseURL: o.DatabaseURL, TransportURL: o.TransportURL,
+		Database: o.Database, DatabaseURL: o.DatabaseURL, TransportURL: o.TransportURL, RestoreDB: o.RestoreDB,
 		Image: o.Image, APIImage: o.APIImage, EngineImage: o.EngineImage, EngineWorkers: o.EngineWorkers,
 		Socket: o.PodmanSocket, Timeout: o.Timeout, CheckMode: o.CheckMode, ExtraConf: o.ExtraConf,
 		StopGrace: o.StopGrace, Warn: o.Warn, Secret: o.Secret,
@@ -657,16 +654,36 @@ func (o *Options) podOptions() podheat.Options {
 }
 
 // runPodman runs heat_type container and pod through package podheat; the
-// database on an existing MySQL (database_url) is prepared and removed here.
+// database on an existing MySQL (database_url) is prepared and removed here,
+// the stacks restore_db loaded are checked through the API, and owner_pid's
+// watchdog is started (and ended on stop) as for native.
 func runPodman(ctx context.Context, o *Options) (Outcome, error) {
 	po := o.podOptions()
 	po.PrepareDB = o.prepareDatabase
 	po.RemoveDB = func(ctx context.Context) ([]string, error) { return o.removeDatabase(ctx, nil) }
+	if o.State != Started && !o.CheckMode {
+		if err := o.stopWatchdog(); err != nil {
+			return Outcome{HeatDir: o.HeatDir, HeatType: o.HeatType}, err
+		}
+	}
 	out, err := podheat.Run(ctx, po)
 	res := Outcome{Changed: out.Changed, Msg: out.Msg, Endpoint: out.Endpoint, HeatDir: o.HeatDir, HeatType: o.HeatType,
 		Database: out.Database, DatabaseLocation: out.DatabaseLocation, Removed: out.Removed, PodmanName: out.Name}
 	if out.Endpoint != "" {
 		res.CloudsYAML = o.path(heatconf.CloudsYAML)
 	}
-	return res, err
+	if err != nil || o.State != Started || o.CheckMode {
+		return res, err
+	}
+	if err := o.ensureWatchdog(); err != nil {
+		return res, err
+	}
+	if out.Restored != nil {
+		if err := checkRestoredStacks(ctx, out.Endpoint, out.Restored.Stacks); err != nil {
+			return res, fmt.Errorf("restore_db: Heat runs on the restored database, but %w", err)
+		}
+		res.Restored = out.Restored.Path
+		res.Msg += "; database restored from " + out.Restored.Path
+	}
+	return res, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/podheat"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 
@@ -99,7 +100,10 @@ func (o *Options) stopWatchdog() error {
 // Watchdog runs until heat_dir's Heat is gone or the owner process exits.
 // When the owner exits first (an interrupted ansible-playbook), it dumps and
 // wipes Heat's database, then stops Heat and removes what is left of the
-// database, so nothing runs on and the dump is saved.
+// database, so nothing runs on and the dump is saved. A container or pod
+// (heat_type container, pod) is dumped through heat.conf's host_connection
+// when it has one, its Heat services stopped before the wipe, and then the
+// container or pod removed through the podman service its record names.
 func Watchdog(args []string) int {
 	if len(args) != 3 {
 		fmt.Fprintln(os.Stderr, "usage: "+WatchdogArg+" HEAT_DIR OWNER_PID OWNER_START_TICKS")
@@ -119,9 +123,13 @@ func Watchdog(args []string) int {
 			logf("Heat was stopped normally; exiting")
 			return 0
 		}
-		if alive, _ := rec.Process.Check(); !alive {
-			logf("Heat is gone; exiting")
-			return 0
+		// A container or pod runs as long as its launch record exists (a
+		// stop removes it); a native Heat is checked by its process.
+		if rec.HeatType != Container && rec.HeatType != Pod {
+			if alive, _ := rec.Process.Check(); !alive {
+				logf("Heat is gone; exiting")
+				return 0
+			}
 		}
 		info, err := proc.Inspect(pid)
 		if err == nil && !info.Zombie() && info.StartTicks == ticks {
@@ -137,8 +145,14 @@ func teardownAfterOwner(heatDir string, rec *Record, logf func(string, ...any)) 
 	code := 0
 	r, err := dumps.Dump(ctx, dumps.DumpOptions{HeatDir: heatDir, Keep: 5, Wipe: true, Warn: logf,
 		WipeFunc: func(c context.Context) ([]string, error) {
-			// Stop Heat first so nothing writes to the database being dropped.
-			if err := proc.StopGroup(rec.Process.PGID, 15*time.Second, 10*time.Second); err != nil {
+			// Stop Heat first so nothing writes to the database being
+			// dropped. A pod keeps its MariaDB running: the database is
+			// dropped through heat.conf's host_connection.
+			if rec.HeatType == Container || rec.HeatType == Pod {
+				if err := podheat.StopHeat(c, heatDir, 15*time.Second); err != nil {
+					return nil, err
+				}
+			} else if err := proc.StopGroup(rec.Process.PGID, 15*time.Second, 10*time.Second); err != nil {
 				return nil, err
 			}
 			return RemoveDatabase(c, heatDir, "", logf, func(string) {})

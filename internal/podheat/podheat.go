@@ -36,6 +36,7 @@ import (
 	"github.com/containers/podman/v4/pkg/specgen"
 	spec "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
@@ -73,6 +74,12 @@ type Options struct {
 	PrepareDB func(ctx context.Context) (heatURL, location string, err error)
 	// RemoveDB drops the database named by heat.conf (sqlite or external).
 	RemoveDB func(ctx context.Context) ([]string, error)
+	// RestoreDB loads the newest dump in HeatDir before Heat starts: into
+	// the sqlite file or the external database before the container or pod
+	// is created, into the pod's own MariaDB once it runs and before
+	// db_sync (heat-engine waits for it). A healthy running Heat is kept
+	// as it is (no restore).
+	RestoreDB bool
 	// TransportURL is an existing RabbitMQ (pod only); "" runs its own.
 	TransportURL  string
 	Image         string
@@ -99,21 +106,27 @@ type Outcome struct {
 	Database         string
 	DatabaseLocation string
 	Removed          []string
+	// Restored is what restore_db loaded (nil when nothing was restored);
+	// the caller checks its stacks against the API.
+	Restored *dumps.Result
 }
 
 // Record is heat_dir/launch.json for container and pod (the fields it shares
 // with package launch's record have the same names).
 type Record struct {
-	HeatType    string    `json:"heat_type"`
-	Fingerprint string    `json:"fingerprint"`
-	Endpoint    string    `json:"endpoint"`
-	BindHost    string    `json:"bind_host"`
-	APIPort     int       `json:"api_port"`
-	Database    string    `json:"database"`
-	DBLocation  string    `json:"database_location"`
-	Podman      string    `json:"podman_name"`
-	Socket      string    `json:"podman_socket"`
-	StartedAt   time.Time `json:"started_at"`
+	HeatType    string `json:"heat_type"`
+	Fingerprint string `json:"fingerprint"`
+	Endpoint    string `json:"endpoint"`
+	BindHost    string `json:"bind_host"`
+	APIPort     int    `json:"api_port"`
+	Database    string `json:"database"`
+	DBLocation  string `json:"database_location"`
+	// DBHostPort is the port on the host's 127.0.0.1 where the pod's own
+	// MariaDB is published (heat.conf [database] host_connection).
+	DBHostPort int       `json:"database_host_port,omitempty"`
+	Podman     string    `json:"podman_name"`
+	Socket     string    `json:"podman_socket"`
+	StartedAt  time.Time `json:"started_at"`
 }
 
 func (o *Options) defaults() {
@@ -402,14 +415,29 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 		}
 	}
 	rec = o.newRecord(name, cfg.Endpoint(), dbKind, dbLoc)
+	if o.ownDBInPod() {
+		rec.DBHostPort = pts.HostMySQL
+	}
+	var restored *dumps.Result
+	if o.RestoreDB && !o.ownDBInPod() {
+		// sqlite in heat_dir or an external database: before Heat starts.
+		if restored, err = o.restore(ctx); err != nil {
+			return Outcome{}, err
+		}
+	}
 	switch o.HeatType {
 	case Container:
 		err = o.createContainer(pctx, name)
 	case Pod:
 		err = o.createPod(pctx, pts, sec)
 	}
+	if err == nil && o.RestoreDB && o.ownDBInPod() {
+		// MariaDB runs, heat-engine waits for restore.pending to go.
+		restored, err = o.restoreIntoPod(ctx, pctx)
+	}
 	if err != nil {
 		_ = removeAll(pctx, objects{pods: podIf(o, name), ctrs: ctrIf(o, name)}, o)
+		os.Remove(filepath.Join(o.HeatDir, RunDir, restorePending))
 		return Outcome{}, err
 	}
 	if err := writeRecord(o.HeatDir, rec); err != nil {
@@ -424,6 +452,7 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 	out := o.outcome(rec)
 	out.Changed = true
 	out.Msg = fmt.Sprintf("Heat started in %s %s at %s", o.HeatType, name, rec.Endpoint)
+	out.Restored = restored
 	return out, nil
 }
 
@@ -446,13 +475,17 @@ func (o *Options) newRecord(name, endpoint, db, loc string) *Record {
 		APIPort: o.APIPort, Database: db, DBLocation: loc, Podman: name, Socket: o.Socket, StartedAt: time.Now().UTC()}
 }
 
-// describeExistingDB describes the database of a running Heat from heat.conf.
+// describeExistingDB describes the database of a running Heat from heat.conf
+// (as the host reaches it).
 func (o *Options) describeExistingDB() (string, string) {
 	ini, err := heatconf.ReadINI(o.path(heatconf.HeatConf))
 	if err != nil {
 		return "", ""
 	}
 	conn := ini.Get("database", "connection")
+	if hc := ini.Get("database", dumps.HostConnectionKey); hc != "" {
+		conn = hc
+	}
 	if strings.HasPrefix(conn, "sqlite:///") {
 		return "sqlite", strings.TrimPrefix(conn, "sqlite:///")
 	}
@@ -503,9 +536,30 @@ func (o *Options) config(ctx context.Context) (heatconf.Config, string, string, 
 			return cfg, "", "", pts, sec, err
 		}
 		o.Secret(sec.DBPassword)
+		pts.HostMySQL = pts.MySQL
+		if !o.hostNetwork() {
+			// Published on the host's loopback for heat_db_dump, restore_db
+			// and the watchdog.
+			if pts.HostMySQL, err = proc.FreePort(); err != nil {
+				return cfg, "", "", pts, sec, err
+			}
+		}
 		cfg.Database = fmt.Sprintf("mysql+pymysql://heat:%s@127.0.0.1:%d/heat?charset=utf8", sec.DBPassword, pts.MySQL)
+		if _, overridden := o.ExtraConf["database"]["connection"]; !overridden {
+			// Heat (oslo.config) ignores this option; the tools on the host
+			// (heat_db_dump, restore_db, the watchdog) use it.
+			if cfg.Extra["database"] == nil {
+				cfg.Extra["database"] = map[string]string{}
+			}
+			cfg.Extra["database"][dumps.HostConnectionKey] = fmt.Sprintf("mysql+pymysql://heat:%s@127.0.0.1:%d/heat?charset=utf8",
+				sec.DBPassword, pts.HostMySQL)
+		}
 		dbKind, dbLoc = "mysql", fmt.Sprintf("mysql://heat@127.0.0.1:%d/heat (MariaDB of pod %s, datadir %s)",
-			pts.MySQL, Name(o.HeatDir), o.path(MariaDBDir))
+			pts.HostMySQL, Name(o.HeatDir), o.path(MariaDBDir))
+		if pts.HostMySQL != pts.MySQL {
+			dbLoc = fmt.Sprintf("mysql://heat@127.0.0.1:%d/heat (MariaDB of pod %s, 127.0.0.1:%d inside the pod, datadir %s)",
+				pts.HostMySQL, Name(o.HeatDir), pts.MySQL, o.path(MariaDBDir))
+		}
 	}
 	if o.HeatType == Pod {
 		if o.TransportURL != "" {
@@ -579,7 +633,7 @@ func (o *Options) createContainer(ctx context.Context, name string) error {
 
 func (o *Options) createPod(ctx context.Context, pts ports, sec secrets) error {
 	if !o.externalDB() {
-		if err := fsutil.WriteFileAtomic(o.path(MariaDBInit), mariaDBInitSQL(sec.DBPassword), fsutil.SecretFileMode); err != nil {
+		if err := fsutil.WriteFileAtomic(o.path(MariaDBInit), mariaDBInitSQL(sec.DBPassword, !o.hostNetwork()), fsutil.SecretFileMode); err != nil {
 			return err
 		}
 		if _, err := fsutil.EnsurePrivateDir(o.path(MariaDBDir)); err != nil {
@@ -592,6 +646,13 @@ func (o *Options) createPod(ctx context.Context, pts ports, sec secrets) error {
 		}
 	}
 	os.Remove(filepath.Join(o.HeatDir, RunDir, dbSyncMarker))
+	pending := filepath.Join(o.HeatDir, RunDir, restorePending)
+	os.Remove(pending)
+	if o.RestoreDB && o.ownDBInPod() {
+		if err := fsutil.WriteFileAtomic(pending, []byte("heat-engine waits until the launcher has restored the database\n"), fsutil.SecretFileMode); err != nil {
+			return err
+		}
+	}
 	y, err := o.renderPod(pts)
 	if err != nil {
 		return err

@@ -24,7 +24,9 @@ const (
 	LabelFingerprint = "ephemeral-heat.fingerprint"
 	// LabelType is container or pod.
 	LabelType = "ephemeral-heat.heat-type"
-	// AnnotationDir is the heat_dir itself (pods only).
+	// AnnotationDir is the heat_dir itself (pods only, and only when it
+	// fits: podman 4.3's play kube refuses annotation values over 63
+	// characters).
 	AnnotationDir = "ephemeral-heat/heat-dir"
 )
 
@@ -36,6 +38,9 @@ const (
 	MariaDBDir   = "mysql"
 	RunDir       = "run"
 	dbSyncMarker = "db_sync.done"
+	// restorePending, while it exists, holds heat-engine back before
+	// db_sync: the launcher restores a dump into the pod's MariaDB first.
+	restorePending = "restore.pending"
 )
 
 // DefaultImage is the image `make heat-image` builds (also tagged with the Heat version).
@@ -98,11 +103,17 @@ func (o *Options) logPath(name string) string {
 // ports are the loopback ports of the pod's own MariaDB and RabbitMQ (and
 // RabbitMQ's epmd and distribution ports). Inside a bridge-networked pod
 // they are the standard ones; with host networking they are free host ports.
+// HostMySQL is where the host reaches the pod's MariaDB: a free port on the
+// host's 127.0.0.1 that podman publishes (bridge), or MySQL itself (host
+// networking).
 type ports struct {
 	MySQL, AMQP, EPMD, Dist int
+	HostMySQL               int
 }
 
-func standardPorts() ports { return ports{MySQL: 3306, AMQP: 5672, EPMD: 4369, Dist: 25672} }
+func standardPorts() ports {
+	return ports{MySQL: 3306, AMQP: 5672, EPMD: 4369, Dist: 25672, HostMySQL: 3306}
+}
 
 // secrets are the per-launch credentials of the pod's own services.
 type secrets struct {
@@ -143,6 +154,21 @@ func (o *Options) dbSyncScript() []string {
 	}
 }
 
+// waitRestoreScript holds the engine back while the launcher restores a dump
+// into the pod's MariaDB (heat_dir/run/restore.pending exists); without that
+// file it does nothing, so the pod also runs by hand.
+func (o *Options) waitRestoreScript() []string {
+	pending := shq(filepath.Join(o.HeatDir, RunDir, restorePending))
+	tries := strconv.Itoa(int(o.Timeout.Seconds()) + 1)
+	return []string{
+		"i=0",
+		"while [ -e " + pending + " ]; do",
+		"  i=$((i+1)); [ $i -lt " + tries + " ] || { echo 'restore_db: the launcher did not finish restoring the database'; exit 1; }",
+		"  sleep 1",
+		"done",
+	}
+}
+
 func (o *Options) waitDBSyncScript() []string {
 	marker := shq(filepath.Join(o.HeatDir, RunDir, dbSyncMarker))
 	tries := strconv.Itoa(int(o.Timeout.Seconds()) + 1)
@@ -156,12 +182,20 @@ func (o *Options) waitDBSyncScript() []string {
 }
 
 // mariaDBInitSQL creates Heat's database and user; it runs at each MariaDB
-// start (--init-file), so a relaunch sets the new random password.
-func mariaDBInitSQL(pw string) []byte {
+// start (--init-file), so a relaunch sets the new random password. A
+// bridge-networked pod's MariaDB is reached from the host through the port
+// podman publishes on the host's 127.0.0.1, which arrives from the bridge's
+// gateway: the account then accepts any client address (only the host and
+// the podman network reach the pod's address; the password is random).
+func mariaDBInitSQL(pw string, fromHost bool) []byte {
 	q := "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(pw) + "'"
 	var b strings.Builder
 	b.WriteString("CREATE DATABASE IF NOT EXISTS heat CHARACTER SET utf8;\n")
-	for _, h := range []string{"127.0.0.1", "localhost", "::1"} {
+	hosts := []string{"127.0.0.1", "localhost", "::1"}
+	if fromHost {
+		hosts = append(hosts, "%")
+	}
+	for _, h := range hosts {
 		acct := "'heat'@'" + h + "'"
 		fmt.Fprintf(&b, "CREATE USER IF NOT EXISTS %s IDENTIFIED BY %s;\n", acct, q)
 		fmt.Fprintf(&b, "ALTER USER %s IDENTIFIED BY %s;\n", acct, q)
@@ -183,12 +217,19 @@ log.file.level = info
 
 func (o *Options) mariaDBScript(p ports) []string {
 	dd := shq(o.path(MariaDBDir))
+	// Bridge: the pod's own network namespace, where podman's port
+	// forwarding arrives on the pod's address. Host networking: the host's
+	// loopback only.
+	bind := "0.0.0.0"
+	if o.hostNetwork() {
+		bind = "127.0.0.1"
+	}
 	return o.script(CMariaDB,
 		"mkdir -p /run/mysqld",
 		"if [ ! -d "+dd+"/mysql ]; then",
 		"  mariadb-install-db --user=root --datadir="+dd+" --auth-root-authentication-method=socket --skip-test-db >/dev/null",
 		"fi",
-		"exec mariadbd --user=root --datadir="+dd+" --bind-address=127.0.0.1 --port="+strconv.Itoa(p.MySQL)+
+		"exec mariadbd --user=root --datadir="+dd+" --bind-address="+bind+" --port="+strconv.Itoa(p.MySQL)+
 			" --socket=/run/mysqld/mysqld.sock --skip-name-resolve --innodb-buffer-pool-size=64M"+
 			" --max-connections=1000 --init-file="+shq(o.path(MariaDBInit))+" --log-error="+shq(o.logPath("mariadb.log")),
 	)
@@ -300,12 +341,20 @@ func (o *Options) renderPod(p ports) ([]byte, error) {
 		Metadata: kMeta{Name: name,
 			Labels: map[string]string{LabelManaged: "true", LabelDir: DirHash(o.HeatDir),
 				LabelFingerprint: o.fingerprint(), LabelType: Pod},
-			Annotations: map[string]string{AnnotationDir: o.HeatDir}},
+		},
 		Spec: kPodSpec{HostNetwork: o.hostNetwork(), RestartPolicy: "Never", Volumes: vols},
 	}
+	if len(o.HeatDir) <= 63 {
+		pod.Metadata.Annotations = map[string]string{AnnotationDir: o.HeatDir}
+	}
 	if !o.externalDB() {
-		pod.Spec.Containers = append(pod.Spec.Containers, kContainer{Name: CMariaDB, Image: o.Image,
-			Command: o.mariaDBScript(p), VolumeMounts: mounts})
+		db := kContainer{Name: CMariaDB, Image: o.Image, Command: o.mariaDBScript(p), VolumeMounts: mounts}
+		if !o.hostNetwork() {
+			// For heat_db_dump, restore_db and the watchdog on the host: the
+			// host's loopback only.
+			db.Ports = []kPort{{ContainerPort: p.MySQL, HostPort: p.HostMySQL, HostIP: "127.0.0.1", Protocol: "TCP"}}
+		}
+		pod.Spec.Containers = append(pod.Spec.Containers, db)
 	}
 	if o.TransportURL == "" {
 		pod.Spec.Containers = append(pod.Spec.Containers, kContainer{Name: CRabbitMQ, Image: o.Image,
@@ -313,7 +362,7 @@ func (o *Options) renderPod(p ports) ([]byte, error) {
 	}
 	conf := shq(o.path(heatconf.HeatConf))
 	engine := kContainer{Name: CHeatEngine, Image: o.engineImage(), VolumeMounts: mounts,
-		Command: o.script(CHeatEngine, append(o.dbSyncScript(), "exec heat-engine --config-file "+conf)...)}
+		Command: o.script(CHeatEngine, append(append(o.waitRestoreScript(), o.dbSyncScript()...), "exec heat-engine --config-file "+conf)...)}
 	api := kContainer{Name: CHeatAPI, Image: o.apiImage(), VolumeMounts: mounts,
 		Command: o.script(CHeatAPI, append(o.waitDBSyncScript(), "exec heat-api --config-file "+conf)...)}
 	if !o.hostNetwork() {

@@ -105,3 +105,69 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderPodPublishesMariaDBOnHostLoopback(t *testing.T) {
+	o := Options{HeatType: Pod, HeatDir: "/srv/x/heat-launcher", APIPort: 8006, BindHost: "127.0.0.1",
+		Image: "img:1", EngineWorkers: 1, Timeout: time.Minute}
+	p := standardPorts()
+	p.HostMySQL = 41234
+	b, err := o.renderPod(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod kPod
+	if err := yaml.Unmarshal(b, &pod); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]kContainer{}
+	for _, c := range pod.Spec.Containers {
+		names[c.Name] = c
+	}
+	db := names[CMariaDB]
+	if len(db.Ports) != 1 || db.Ports[0].HostIP != "127.0.0.1" || db.Ports[0].HostPort != 41234 || db.Ports[0].ContainerPort != 3306 {
+		t.Errorf("mariadb ports: %+v", db.Ports)
+	}
+	if cmd := strings.Join(db.Command, " "); !strings.Contains(cmd, "--bind-address=0.0.0.0") {
+		t.Errorf("mariadb does not listen where podman forwards: %s", cmd)
+	}
+	engine := strings.Join(names[CHeatEngine].Command, " ")
+	if i, j := strings.Index(engine, restorePending), strings.Index(engine, "db_sync"); i < 0 || j < 0 || i > j {
+		t.Errorf("heat-engine does not wait for the restore before db_sync: %s", engine)
+	}
+	if sql := string(mariaDBInitSQL("pw", true)); !strings.Contains(sql, "'heat'@'%'") {
+		t.Errorf("no account for the host: %s", sql)
+	}
+
+	// Host networking: MariaDB on the host's loopback at its free port, nothing published.
+	o.TransportURL = "rabbit://u:p@127.0.0.1:5672/"
+	p = ports{MySQL: 40001, AMQP: 40002, EPMD: 40003, Dist: 40004, HostMySQL: 40001}
+	b, _ = o.renderPod(p)
+	pod = kPod{}
+	yaml.Unmarshal(b, &pod)
+	for _, c := range pod.Spec.Containers {
+		if c.Name == CMariaDB && (len(c.Ports) != 0 || !strings.Contains(strings.Join(c.Command, " "), "--bind-address=127.0.0.1 --port=40001")) {
+			t.Errorf("host-network mariadb: %+v", c)
+		}
+	}
+	if sql := string(mariaDBInitSQL("pw", false)); strings.Contains(sql, "'%'") {
+		t.Errorf("host-network account open to any address: %s", sql)
+	}
+}
+
+func TestAnnotationOnlyWhenItFits(t *testing.T) {
+	long := "/tmp/TestPodRestoreRoundTrip3391521894/001/overcloud/heat-launcher"
+	o := Options{HeatType: Pod, HeatDir: long, APIPort: 8006, BindHost: "127.0.0.1", Image: "i", EngineWorkers: 1, Timeout: time.Minute}
+	b, _ := o.renderPod(standardPorts())
+	var pod kPod
+	yaml.Unmarshal(b, &pod)
+	if _, ok := pod.Metadata.Annotations[AnnotationDir]; ok {
+		t.Errorf("a %d-character annotation (podman play kube refuses over 63)", len(long))
+	}
+	o.HeatDir = "/srv/x/heat-launcher"
+	b, _ = o.renderPod(standardPorts())
+	pod = kPod{}
+	yaml.Unmarshal(b, &pod)
+	if pod.Metadata.Annotations[AnnotationDir] != o.HeatDir {
+		t.Errorf("annotations: %v", pod.Metadata.Annotations)
+	}
+}

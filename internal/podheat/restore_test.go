@@ -1,0 +1,394 @@
+package podheat_test
+
+// Acceptance tests of restore_db, heat_db_dump and owner_pid with heat_type
+// container and pod, through package launch as the module runs them: real
+// podman, the real Heat image (see podman_test.go; missing pieces fail the
+// tests).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/podheat"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+)
+
+// The stack: outputs, a 3-member ResourceGroup (a nested stack) and a
+// resource of its own.
+const groupTemplate = `{
+ "heat_template_version": "2016-10-14",
+ "resources": {
+  "group": {"type": "OS::Heat::ResourceGroup", "properties": {"count": 3,
+    "resource_def": {"type": "OS::Heat::RandomString", "properties": {"length": 12}}}},
+  "solo": {"type": "OS::Heat::RandomString", "properties": {"length": 20}}
+ },
+ "outputs": {
+  "values": {"value": {"get_attr": ["group", "value"]}},
+  "solo": {"value": {"get_attr": ["solo", "value"]}}
+ }}`
+
+type logw struct {
+	mu sync.Mutex
+	t  *testing.T
+	w  []string
+}
+
+func (l *logw) add(f string, a ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := fmt.Sprintf(f, a...)
+	l.w = append(l.w, s)
+	l.t.Logf("warning: %s", s)
+}
+
+func api(t *testing.T, method, url, body string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	c := http.Client{Timeout: 30 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func createStack(t *testing.T, endpoint, name string) string {
+	t.Helper()
+	code, b := api(t, "POST", endpoint+"/stacks", fmt.Sprintf(`{"stack_name": %q, "template": %s}`, name, groupTemplate))
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	var created struct{ Stack struct{ ID string } }
+	json.Unmarshal(b, &created)
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		_, b := api(t, "GET", endpoint+"/stacks/"+name+"/"+created.Stack.ID+"?resolve_outputs=false", "")
+		var s struct {
+			Stack struct {
+				StackStatus string `json:"stack_status"`
+			}
+		}
+		json.Unmarshal(b, &s)
+		switch s.Stack.StackStatus {
+		case "CREATE_COMPLETE":
+			return created.Stack.ID
+		case "CREATE_FAILED":
+			t.Fatalf("stack failed: %s", b)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatal("stack did not complete")
+	return ""
+}
+
+// snapshot is what must survive a dump and restore: the stack, its nested
+// resources and its outputs.
+func snapshot(t *testing.T, endpoint, name, id string) string {
+	t.Helper()
+	code, b := api(t, "GET", endpoint+"/stacks/"+name+"/"+id, "")
+	if code != 200 {
+		t.Fatalf("GET stack %s: %d %s", name, code, b)
+	}
+	var s struct {
+		Stack struct {
+			ID          string
+			StackName   string `json:"stack_name"`
+			StackStatus string `json:"stack_status"`
+			Outputs     []map[string]any
+		}
+	}
+	json.Unmarshal(b, &s)
+	sort.Slice(s.Stack.Outputs, func(i, j int) bool {
+		return fmt.Sprint(s.Stack.Outputs[i]["output_key"]) < fmt.Sprint(s.Stack.Outputs[j]["output_key"])
+	})
+	_, rb := api(t, "GET", endpoint+"/stacks/"+name+"/"+id+"/resources?nested_depth=3", "")
+	var r struct {
+		Resources []struct {
+			Name   string `json:"resource_name"`
+			Phys   string `json:"physical_resource_id"`
+			Status string `json:"resource_status"`
+			Type   string `json:"resource_type"`
+			Parent string `json:"parent_resource"`
+		}
+	}
+	json.Unmarshal(rb, &r)
+	var res []string
+	for _, x := range r.Resources {
+		res = append(res, strings.Join([]string{x.Parent, x.Name, x.Type, x.Phys, x.Status}, "|"))
+	}
+	sort.Strings(res)
+	out, _ := json.Marshal(map[string]any{"stack": s.Stack, "resources": res})
+	if len(res) != 5 || len(s.Stack.Outputs) != 2 {
+		t.Fatalf("unexpected stack shape: %s", out)
+	}
+	return string(out)
+}
+
+func newLaunch(t *testing.T, heatType string, w *logw) launch.Options {
+	t.Helper()
+	sock := podheat.RequirePodmanForTest(t)
+	port, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "overcloud", "heat-launcher")
+	o := launch.Options{HeatType: heatType, HeatDir: dir, APIPort: port, PodmanSocket: sock, EngineWorkers: 1,
+		Image: podheat.DefaultImage, Timeout: 240 * time.Second, Warn: w.add}
+	t.Cleanup(func() {
+		c := o
+		c.State = launch.Absent
+		c.Warn = func(string, ...any) {}
+		if _, err := launch.Run(context.Background(), c); err != nil {
+			t.Logf("cleanup: %v", err)
+		}
+	})
+	return o
+}
+
+func runLaunch(t *testing.T, o launch.Options, state string) launch.Outcome {
+	t.Helper()
+	o.State = state
+	start := time.Now()
+	out, err := launch.Run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("%s %s: %v", o.HeatType, state, err)
+	}
+	t.Logf("%s %s (restore_db=%v): changed=%v in %s: %s", o.HeatType, state, o.RestoreDB, out.Changed,
+		time.Since(start).Round(time.Millisecond), out.Msg)
+	return out
+}
+
+func buildModule(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("go", "build", "-o", bin, "../../modules/"+name).CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v %s", name, err, out)
+	}
+	return bin
+}
+
+// runModule runs a module binary as Ansible does (one JSON args file).
+func runModule(t *testing.T, bin string, args map[string]any) map[string]any {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "args.json")
+	b, _ := json.Marshal(args)
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command(bin, f).Output()
+	var res map[string]any
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("%s printed no JSON: %v\n%s", bin, err, out)
+	}
+	if res["failed"] == true {
+		t.Fatalf("%s failed: %v", filepath.Base(bin), res["msg"])
+	}
+	return res
+}
+
+func podmanNames(t *testing.T, heatDir string) string {
+	t.Helper()
+	f := "label=" + podheat.LabelDir + "=" + podheat.DirHash(heatDir)
+	a, _ := exec.Command("podman", "ps", "-a", "--filter", f, "--format", "{{.Names}}").CombinedOutput()
+	b, _ := exec.Command("podman", "pod", "ps", "--filter", f, "--format", "{{.Name}}").CombinedOutput()
+	return strings.TrimSpace(string(a) + string(b))
+}
+
+// TestPodRestoreRoundTrip: the pod's own MariaDB is published on the host's
+// loopback (heat.conf host_connection), heat_db_dump dumps and wipes it
+// while the pod runs, restore_db loads the dump into it before db_sync, and
+// owner_pid's watchdog dumps through it and stops the pod.
+func TestPodRestoreRoundTrip(t *testing.T) {
+	w := &logw{t: t}
+	o := newLaunch(t, launch.Pod, w)
+	dumpBin, launcherBin := buildModule(t, "heat_db_dump"), buildModule(t, "ephemeral_heat_launch")
+	out := runLaunch(t, o, launch.Started)
+	dir := o.HeatDir
+
+	// heat.conf: Heat's connection inside the pod, the host's beside it.
+	ini, err := heatconf.ReadINI(filepath.Join(dir, heatconf.HeatConf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, hostConn := ini.Get("database", "connection"), ini.Get("database", dumps.HostConnectionKey)
+	if !strings.Contains(conn, "@127.0.0.1:3306/heat") || !strings.HasPrefix(hostConn, "mysql+pymysql://heat:") {
+		t.Fatalf("heat.conf [database]: connection %q host_connection %q", conn, hostConn)
+	}
+	target, err := dumps.Target(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, portStr, _ := net.SplitHostPort(target.Addr)
+	hostPort, _ := strconv.Atoi(portStr)
+	if host != "127.0.0.1" || hostPort == 3306 || hostPort == 0 || !strings.Contains(out.DatabaseLocation, target.Addr) {
+		t.Fatalf("host_connection %s, database_location %q", target.Addr, out.DatabaseLocation)
+	}
+	var rec podheat.Record
+	b, _ := os.ReadFile(filepath.Join(dir, launch.StateFile))
+	if err := json.Unmarshal(b, &rec); err != nil || rec.DBHostPort != hostPort {
+		t.Fatalf("launch record: %s (%v)", b, err)
+	}
+	// Published on the host's loopback only, and held while the pod runs
+	// (RemoveDatabase relies on it).
+	for _, l := range proc.PortOwners(hostPort) {
+		h, _, _ := net.SplitHostPort(l.Address)
+		if ip := net.ParseIP(h); ip == nil || !ip.IsLoopback() {
+			t.Errorf("the MariaDB port %d is bound to %s", hostPort, l)
+		}
+	}
+	if proc.PortFree("127.0.0.1", hostPort) {
+		t.Errorf("nothing holds the published MariaDB port %d while the pod runs", hostPort)
+	}
+	if st, err := os.Stat(filepath.Join(dir, heatconf.HeatConf)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("heat.conf mode: %v %v", st, err)
+	}
+
+	id := createStack(t, out.Endpoint, "overcloud")
+	before := snapshot(t, out.Endpoint, "overcloud", id)
+
+	// heat_db_dump on the host, as the playbook runs it: dump and wipe.
+	start := time.Now()
+	res := runModule(t, dumpBin, map[string]any{"heat_dir": dir, "wipe": true})
+	t.Logf("heat_db_dump wipe=true: %v in %s", res["msg"], time.Since(start).Round(time.Millisecond))
+	path, _ := res["path"].(string)
+	if res["changed"] != true || res["wiped"] != true || path == "" || fmt.Sprint(res["stacks"]) == "[]" {
+		t.Fatalf("heat_db_dump: %v", res)
+	}
+	if strings.Contains(fmt.Sprint(res), strings.TrimPrefix(strings.SplitN(hostConn, "@", 2)[0], "mysql+pymysql://heat:")) {
+		t.Errorf("heat_db_dump's result shows the password: %v", res)
+	}
+	m, err := dumps.ReadManifest(path)
+	if err != nil || m == nil || m.Database != "mysql" || len(m.Stacks) != 1 || m.Stacks[0].ID != id || m.Tables < 10 {
+		t.Fatalf("manifest of %s: %+v %v", path, m, err)
+	}
+	if exists, err := dumps.Exists(context.Background(), target); (err != nil && !errors.Is(err, dumps.ErrNoAccess)) || exists {
+		t.Fatalf("the pod's database is still there after the wipe: %v %v", exists, err)
+	}
+
+	runLaunch(t, o, launch.Stopped)
+	if _, err := os.Stat(filepath.Join(dir, podheat.MariaDBDir, "mysql")); err != nil {
+		t.Fatalf("stopped removed the MariaDB datadir: %v", err)
+	}
+
+	// Relaunch with restore_db and an owner whose death the watchdog handles.
+	owner := exec.Command("sleep", "600")
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Process.Kill()
+	o.RestoreDB, o.OwnerPID, o.WatchdogCommand = true, owner.Process.Pid, []string{launcherBin}
+	out = runLaunch(t, o, launch.Started)
+	if !out.Changed || out.Restored != path {
+		t.Errorf("restored %q, want %q: %+v", out.Restored, path, out)
+	}
+	if after := snapshot(t, out.Endpoint, "overcloud", id); after != before {
+		t.Fatalf("stack differs after restore:\nbefore %s\nafter  %s", before, after)
+	}
+	if _, err := os.Stat(filepath.Join(dir, podheat.RunDir, "restore.pending")); !os.IsNotExist(err) {
+		t.Errorf("restore.pending left: %v", err)
+	}
+	// A healthy pod is kept: no restore.
+	again := runLaunch(t, o, launch.Started)
+	if again.Changed || again.Restored != "" {
+		t.Errorf("relaunch with restore_db of a healthy pod: %+v", again)
+	}
+	if _, err := os.Stat(filepath.Join(dir, launch.WatchdogFile)); err != nil {
+		t.Fatalf("no watchdog for owner_pid: %v", err)
+	}
+	// Each launch publishes the MariaDB on a new free port.
+	if target, err = dumps.Target(dir); err != nil {
+		t.Fatal(err)
+	}
+
+	// The owner dies: the watchdog dumps through host_connection, drops the
+	// database and stops the pod.
+	owner.Process.Kill()
+	owner.Wait()
+	deadline := time.Now().Add(120 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(dir, launch.StateFile)); os.IsNotExist(err) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, heatconf.LogDir, "watchdog.log"))
+	t.Logf("watchdog.log:\n%s", log)
+	if _, err := os.Stat(filepath.Join(dir, launch.StateFile)); !os.IsNotExist(err) {
+		t.Fatalf("the watchdog did not stop the pod")
+	}
+	if s := podmanNames(t, dir); s != "" {
+		t.Errorf("left in podman after the watchdog: %s", s)
+	}
+	list, _ := dumps.List(dir)
+	if len(list) != 2 {
+		t.Fatalf("dumps after the watchdog: %v", list)
+	}
+	if wm, err := dumps.ReadManifest(list[0]); err != nil || wm == nil || len(wm.Stacks) != 1 || wm.Stacks[0].ID != id {
+		t.Fatalf("the watchdog's dump: %+v %v", wm, err)
+	}
+	if !strings.Contains(string(log), "wiped mysql://heat@"+target.Addr) {
+		t.Errorf("the watchdog did not drop the database through host_connection")
+	}
+}
+
+// TestContainerRestoreRoundTrip: sqlite in heat_dir, dumped and wiped as
+// heat_db_dump does, restored before the container starts.
+func TestContainerRestoreRoundTrip(t *testing.T) {
+	w := &logw{t: t}
+	o := newLaunch(t, launch.Container, w)
+	dir := o.HeatDir
+	out := runLaunch(t, o, launch.Started)
+	id := createStack(t, out.Endpoint, "overcloud")
+	before := snapshot(t, out.Endpoint, "overcloud", id)
+
+	r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 5, Wipe: true, Warn: w.add,
+		WipeFunc: func(ctx context.Context) ([]string, error) {
+			return launch.RemoveDatabase(ctx, dir, "", w.add, func(string) {})
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Changed || !r.Wiped || len(r.Stacks) != 1 || r.Stacks[0].ID != id {
+		t.Fatalf("dump: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, podheat.SQLiteFile)); !os.IsNotExist(err) {
+		t.Fatalf("the sqlite database is still there after the wipe: %v", err)
+	}
+	runLaunch(t, o, launch.Stopped)
+
+	o.RestoreDB = true
+	out = runLaunch(t, o, launch.Started)
+	if !out.Changed || out.Restored != r.Path {
+		t.Errorf("restored %q, want %q", out.Restored, r.Path)
+	}
+	if after := snapshot(t, out.Endpoint, "overcloud", id); after != before {
+		t.Fatalf("stack differs after restore:\nbefore %s\nafter  %s", before, after)
+	}
+	if st, err := os.Stat(filepath.Join(dir, podheat.SQLiteFile)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("restored sqlite file: %v %v", st, err)
+	}
+	again := runLaunch(t, o, launch.Started)
+	if again.Changed || again.Restored != "" {
+		t.Errorf("relaunch with restore_db of a healthy container: %+v", again)
+	}
+}
