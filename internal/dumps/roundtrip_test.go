@@ -3,15 +3,11 @@ package dumps_test
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,102 +23,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/mariadbtest"
 )
 
-const groupTemplate = `{
- "heat_template_version": "2016-10-14",
- "parameters": {"count": {"type": "number", "default": 3}},
- "resources": {
-  "group": {"type": "OS::Heat::ResourceGroup", "properties": {"count": {"get_param": "count"},
-    "resource_def": {"type": "OS::Heat::RandomString", "properties": {"length": 12}}}},
-  "solo": {"type": "OS::Heat::RandomString", "properties": {"length": 20}}
- },
- "outputs": {
-  "values": {"value": {"get_attr": ["group", "value"]}},
-  "solo": {"value": {"get_attr": ["solo", "value"]}}
- }}`
-
-func api(t *testing.T, method, url, body string) (int, []byte) {
-	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	c := http.Client{Timeout: 30 * time.Second}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
-}
-
 // createStack creates the group stack and waits for CREATE_COMPLETE.
-func createStack(t *testing.T, endpoint, name string) string {
-	t.Helper()
-	code, b := api(t, "POST", endpoint+"/stacks", fmt.Sprintf(`{"stack_name": %q, "template": %s}`, name, groupTemplate))
-	if code != 201 {
-		t.Fatalf("create: %d %s", code, b)
-	}
-	var created struct{ Stack struct{ ID string } }
-	json.Unmarshal(b, &created)
-	deadline := time.Now().Add(3 * time.Minute)
-	for time.Now().Before(deadline) {
-		_, b := api(t, "GET", endpoint+"/stacks/"+name+"/"+created.Stack.ID+"?resolve_outputs=false", "")
-		var s struct {
-			Stack struct {
-				StackStatus string `json:"stack_status"`
-			}
-		}
-		json.Unmarshal(b, &s)
-		switch s.Stack.StackStatus {
-		case "CREATE_COMPLETE":
-			return created.Stack.ID
-		case "CREATE_FAILED":
-			t.Fatalf("stack failed: %s", b)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatal("stack did not complete")
-	return ""
-}
-
-// snapshot is what must survive a dump and restore: the stack, its nested
-// resources and its outputs.
-func snapshot(t *testing.T, endpoint, name, id string) string {
-	t.Helper()
-	_, b := api(t, "GET", endpoint+"/stacks/"+name+"/"+id, "")
-	var s struct {
-		Stack struct {
-			ID          string
-			StackName   string `json:"stack_name"`
-			StackStatus string `json:"stack_status"`
-			Outputs     []map[string]any
-		}
-	}
-	json.Unmarshal(b, &s)
-	sort.Slice(s.Stack.Outputs, func(i, j int) bool {
-		return fmt.Sprint(s.Stack.Outputs[i]["output_key"]) < fmt.Sprint(s.Stack.Outputs[j]["output_key"])
-	})
-	_, rb := api(t, "GET", endpoint+"/stacks/"+name+"/"+id+"/resources?nested_depth=3", "")
-	var r struct {
-		Resources []struct {
-			Name   string `json:"resource_name"`
-			Phys   string `json:"physical_resource_id"`
-			Status string `json:"resource_status"`
-			Type   string `json:"resource_type"`
-			Parent string `json:"parent_resource"`
-		}
-	}
-	json.Unmarshal(rb, &r)
-	var res []string
-	for _, x := range r.Resources {
-		res = append(res, strings.Join([]string{x.Parent, x.Name, x.Type, x.Phys, x.Status}, "|"))
-	}
-	sort.Strings(res)
-	out, _ := json.Marshal(map[string]any{"stack": s.Stack, "resources": res})
-	if len(res) != 5 || len(s.Stack.Outputs) != 2 {
-		t.Fatalf("unexpected stack shape: %s", out)
-	}
-	return string(out)
-}
 
 func TestDumpWipeRestoreRoundTrip(t *testing.T) {
 	for _, kind := range []string{launch.SQLite, launch.MySQL} {
@@ -146,8 +47,8 @@ func TestDumpWipeRestoreRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			id := createStack(t, out.Endpoint, "overcloud")
-			before := snapshot(t, out.Endpoint, "overcloud", id)
+			id := heattest.CreateGroupStack(t, out.Endpoint, "overcloud")
+			before := heattest.Snapshot(t, out.Endpoint, "overcloud", id)
 
 			target, err := dumps.Target(dir)
 			if err != nil {
@@ -191,7 +92,7 @@ func TestDumpWipeRestoreRoundTrip(t *testing.T) {
 			if out.Restored != r.Path {
 				t.Errorf("restored %q, want %q", out.Restored, r.Path)
 			}
-			if after := snapshot(t, out.Endpoint, "overcloud", id); after != before {
+			if after := heattest.Snapshot(t, out.Endpoint, "overcloud", id); after != before {
 				t.Fatalf("stack differs after restore:\nbefore %s\nafter  %s", before, after)
 			}
 			if srv == nil {
@@ -221,7 +122,7 @@ func TestDumpWipeRestoreRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if after := snapshot(t, out.Endpoint, "overcloud", id); after != before {
+			if after := heattest.Snapshot(t, out.Endpoint, "overcloud", id); after != before {
 				t.Fatalf("stack differs after the mysqldump restore")
 			}
 		})

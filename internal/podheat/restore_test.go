@@ -10,13 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,21 +25,8 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/podheat"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 )
-
-// The stack: outputs, a 3-member ResourceGroup (a nested stack) and a
-// resource of its own.
-const groupTemplate = `{
- "heat_template_version": "2016-10-14",
- "resources": {
-  "group": {"type": "OS::Heat::ResourceGroup", "properties": {"count": 3,
-    "resource_def": {"type": "OS::Heat::RandomString", "properties": {"length": 12}}}},
-  "solo": {"type": "OS::Heat::RandomString", "properties": {"length": 20}}
- },
- "outputs": {
-  "values": {"value": {"get_attr": ["group", "value"]}},
-  "solo": {"value": {"get_attr": ["solo", "value"]}}
- }}`
 
 type logw struct {
 	mu sync.Mutex
@@ -56,92 +40,6 @@ func (l *logw) add(f string, a ...any) {
 	s := fmt.Sprintf(f, a...)
 	l.w = append(l.w, s)
 	l.t.Logf("warning: %s", s)
-}
-
-func api(t *testing.T, method, url, body string) (int, []byte) {
-	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	c := http.Client{Timeout: 30 * time.Second}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
-}
-
-func createStack(t *testing.T, endpoint, name string) string {
-	t.Helper()
-	code, b := api(t, "POST", endpoint+"/stacks", fmt.Sprintf(`{"stack_name": %q, "template": %s}`, name, groupTemplate))
-	if code != 201 {
-		t.Fatalf("create: %d %s", code, b)
-	}
-	var created struct{ Stack struct{ ID string } }
-	json.Unmarshal(b, &created)
-	deadline := time.Now().Add(3 * time.Minute)
-	for time.Now().Before(deadline) {
-		_, b := api(t, "GET", endpoint+"/stacks/"+name+"/"+created.Stack.ID+"?resolve_outputs=false", "")
-		var s struct {
-			Stack struct {
-				StackStatus string `json:"stack_status"`
-			}
-		}
-		json.Unmarshal(b, &s)
-		switch s.Stack.StackStatus {
-		case "CREATE_COMPLETE":
-			return created.Stack.ID
-		case "CREATE_FAILED":
-			t.Fatalf("stack failed: %s", b)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatal("stack did not complete")
-	return ""
-}
-
-// snapshot is what must survive a dump and restore: the stack, its nested
-// resources and its outputs.
-func snapshot(t *testing.T, endpoint, name, id string) string {
-	t.Helper()
-	code, b := api(t, "GET", endpoint+"/stacks/"+name+"/"+id, "")
-	if code != 200 {
-		t.Fatalf("GET stack %s: %d %s", name, code, b)
-	}
-	var s struct {
-		Stack struct {
-			ID          string
-			StackName   string `json:"stack_name"`
-			StackStatus string `json:"stack_status"`
-			Outputs     []map[string]any
-		}
-	}
-	json.Unmarshal(b, &s)
-	sort.Slice(s.Stack.Outputs, func(i, j int) bool {
-		return fmt.Sprint(s.Stack.Outputs[i]["output_key"]) < fmt.Sprint(s.Stack.Outputs[j]["output_key"])
-	})
-	_, rb := api(t, "GET", endpoint+"/stacks/"+name+"/"+id+"/resources?nested_depth=3", "")
-	var r struct {
-		Resources []struct {
-			Name   string `json:"resource_name"`
-			Phys   string `json:"physical_resource_id"`
-			Status string `json:"resource_status"`
-			Type   string `json:"resource_type"`
-			Parent string `json:"parent_resource"`
-		}
-	}
-	json.Unmarshal(rb, &r)
-	var res []string
-	for _, x := range r.Resources {
-		res = append(res, strings.Join([]string{x.Parent, x.Name, x.Type, x.Phys, x.Status}, "|"))
-	}
-	sort.Strings(res)
-	out, _ := json.Marshal(map[string]any{"stack": s.Stack, "resources": res})
-	if len(res) != 5 || len(s.Stack.Outputs) != 2 {
-		t.Fatalf("unexpected stack shape: %s", out)
-	}
-	return string(out)
 }
 
 func newLaunch(t *testing.T, heatType string, w *logw) launch.Options {
@@ -263,8 +161,8 @@ func TestPodRestoreRoundTrip(t *testing.T) {
 		t.Errorf("heat.conf mode: %v %v", st, err)
 	}
 
-	id := createStack(t, out.Endpoint, "overcloud")
-	before := snapshot(t, out.Endpoint, "overcloud", id)
+	id := heattest.CreateGroupStack(t, out.Endpoint, "overcloud")
+	before := heattest.Snapshot(t, out.Endpoint, "overcloud", id)
 
 	// heat_db_dump on the host, as the playbook runs it: dump and wipe.
 	start := time.Now()
@@ -301,7 +199,7 @@ func TestPodRestoreRoundTrip(t *testing.T) {
 	if !out.Changed || out.Restored != path {
 		t.Errorf("restored %q, want %q: %+v", out.Restored, path, out)
 	}
-	if after := snapshot(t, out.Endpoint, "overcloud", id); after != before {
+	if after := heattest.Snapshot(t, out.Endpoint, "overcloud", id); after != before {
 		t.Fatalf("stack differs after restore:\nbefore %s\nafter  %s", before, after)
 	}
 	if _, err := os.Stat(filepath.Join(dir, podheat.RunDir, "restore.pending")); !os.IsNotExist(err) {
@@ -358,8 +256,8 @@ func TestContainerRestoreRoundTrip(t *testing.T) {
 	o := newLaunch(t, launch.Container, w)
 	dir := o.HeatDir
 	out := runLaunch(t, o, launch.Started)
-	id := createStack(t, out.Endpoint, "overcloud")
-	before := snapshot(t, out.Endpoint, "overcloud", id)
+	id := heattest.CreateGroupStack(t, out.Endpoint, "overcloud")
+	before := heattest.Snapshot(t, out.Endpoint, "overcloud", id)
 
 	r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 5, Wipe: true, Warn: w.add,
 		WipeFunc: func(ctx context.Context) ([]string, error) {
@@ -381,7 +279,7 @@ func TestContainerRestoreRoundTrip(t *testing.T) {
 	if !out.Changed || out.Restored != r.Path {
 		t.Errorf("restored %q, want %q", out.Restored, r.Path)
 	}
-	if after := snapshot(t, out.Endpoint, "overcloud", id); after != before {
+	if after := heattest.Snapshot(t, out.Endpoint, "overcloud", id); after != before {
 		t.Fatalf("stack differs after restore:\nbefore %s\nafter  %s", before, after)
 	}
 	if st, err := os.Stat(filepath.Join(dir, podheat.SQLiteFile)); err != nil || st.Mode().Perm() != 0o600 {
