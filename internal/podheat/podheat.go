@@ -895,8 +895,17 @@ func stop(ctx context.Context, o *Options) (Outcome, error) {
 
 // ownMariaDB reports whether heat.conf points at the pod's own MariaDB.
 func (o *Options) ownMariaDB() bool {
-	_, err := os.Stat(o.path(MariaDBInit))
-	return err == nil
+	if _, err := os.Stat(o.path(MariaDBInit)); err == nil {
+		return true
+	}
+	// After state=absent the init file (credentials) is gone, but the pod
+	// spec, an artifact, still says whether the pod ran its own MariaDB: a
+	// second absent must not mistake its heat.conf for an external MySQL.
+	if o.HeatType != Pod {
+		return false
+	}
+	b, err := os.ReadFile(o.path(PodYAML))
+	return err == nil && podRunsOwnMariaDB(b)
 }
 
 func (o *Options) liveDatabase() []string {

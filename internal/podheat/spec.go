@@ -377,3 +377,17 @@ func (o *Options) renderPod(p ports) ([]byte, error) {
 		"# By hand: podman play kube %s   (and: podman pod rm -f %s)\n", o.HeatDir, o.path(PodYAML), name)
 	return append([]byte(head), body...), nil
 }
+
+// podRunsOwnMariaDB reports whether a heat-pod.yaml has the pod's own MariaDB container.
+func podRunsOwnMariaDB(y []byte) bool {
+	var pod kPod
+	if yaml.Unmarshal(y, &pod) != nil {
+		return false
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == CMariaDB {
+			return true
+		}
+	}
+	return false
+}

@@ -171,3 +171,20 @@ func TestAnnotationOnlyWhenItFits(t *testing.T) {
 		t.Errorf("annotations: %v", pod.Metadata.Annotations)
 	}
 }
+
+func TestPodRunsOwnMariaDB(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want bool
+	}{
+		{"own", "kind: Pod\nspec:\n  containers:\n    - name: heat-api\n    - name: mariadb\n", true},
+		{"external", "kind: Pod\nspec:\n  containers:\n    - name: heat-api\n    - name: heat-engine\n", false},
+		{"garbage", "{{{", false},
+	}
+	for _, tc := range tests {
+		if got := podRunsOwnMariaDB([]byte(tc.yaml)); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
