@@ -1,0 +1,68 @@
+// Command runner is `make bench`: it measures ephemeral.heat against its
+// baselines (see internal/bench), prints the table and writes
+// bench/results.md and bench/results.json.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/bench"
+)
+
+func main() {
+	out := flag.String("out", "bench", "directory for results.md and results.json")
+	templates := flag.String("templates", "bench/templates", "scale test templates")
+	only := flag.String("only", "", "comma-separated row groups: "+strings.Join(bench.Groups, ","))
+	rounds := flag.Int("rounds", 5, "runs per side for the quick rows (at least 5)")
+	createRounds := flag.Int("create-rounds", 3, "runs per side for the stack creates")
+	noTuning := flag.Bool("no-tuning", false, "skip the heat_tuning_* rows")
+	render := flag.Bool("render", false, "only rewrite results.md from results.json (no measurement)")
+	flag.Parse()
+	if *render {
+		if err := bench.Rerender(*out, bench.Options{Rounds: *rounds, CreateRounds: *createRounds}); err != nil {
+			fail(err)
+		}
+		return
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	tdir, err := filepath.Abs(*templates)
+	if err != nil {
+		fail(err)
+	}
+	work, err := os.MkdirTemp("", "ephemeral-heat-bench-")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(work)
+	env := &bench.Env{Work: work, Templates: tdir, Module: "github.com/ephemeral-heat/ephemeral-heat", Log: os.Stderr}
+	o := bench.Options{Rounds: *rounds, CreateRounds: *createRounds, NoTuning: *noTuning}
+	if *only != "" {
+		o.Only = strings.Split(*only, ",")
+	}
+	started := time.Now()
+	rows := bench.Run(ctx, env, o)
+	took := time.Since(started)
+	fmt.Println(bench.Table(bench.Order(rows)))
+	if ctx.Err() != nil {
+		fail(fmt.Errorf("interrupted; results not written"))
+	}
+	if err := bench.WriteResults(*out, rows, started, took, o); err != nil {
+		fail(err)
+	}
+	fmt.Printf("wrote %s and %s (%s)\n", filepath.Join(*out, "results.md"), filepath.Join(*out, "results.json"), took.Round(time.Second))
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
