@@ -28,7 +28,7 @@ type Env struct {
 // Options select what a run measures.
 type Options struct {
 	// Only lists row-group names to run (scale_copies, scale_group,
-	// launch, template_processing, db_dump, config_download); empty: all.
+	// launch, template_processing, db_dump, config_download, pod); empty: all.
 	Only []string
 	// Rounds for the quick rows (at least 5); CreateRounds for the stack
 	// creates (each launches a fresh Heat per create).
@@ -38,7 +38,7 @@ type Options struct {
 }
 
 // Groups are the row groups in run order.
-var Groups = []string{"template_processing", "config_download", "db_dump", "launch", "scale_group", "scale_copies"}
+var Groups = []string{"template_processing", "config_download", "db_dump", "launch", "scale_group", "scale_copies", "pod"}
 
 func (o Options) want(g string) bool {
 	if len(o.Only) == 0 {
@@ -80,6 +80,8 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 			rows = append(rows, ScaleRows(ctx, env, ScaleTests[1], o.CreateRounds, !o.NoTuning)...)
 		case "scale_copies":
 			rows = append(rows, ScaleRows(ctx, env, ScaleTests[0], o.CreateRounds, false)...)
+		case "pod":
+			rows = append(rows, PodRows(ctx, env, o.CreateRounds)...)
 		}
 		fmt.Fprintf(env.Log, "== %s done in %.0fs\n", g, time.Since(start).Seconds())
 	}

@@ -211,7 +211,7 @@ func (o *Options) fingerprint() string {
 	b, _ := json.Marshal(map[string]any{
 		"heat_type": o.HeatType, "bind_host": o.BindHost, "api_port": o.APIPort,
 		"database": o.Database, "database_url": o.DatabaseURL, "command": o.HeatAllCommand,
-		"extra": o.ExtraConf,
+		"extra": o.mergedExtra(), // our tuning too: new defaults restart an old Heat
 	})
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
