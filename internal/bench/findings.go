@@ -91,8 +91,15 @@ unless said):
   durability): 17.6 s and 18.5 s; with sqlite_synchronous=false 24.6 s and
   15.4 s. No clear gain over sqlite_synchronous=false alone in this noise,
   for a launcher change; not taken.
-- max_resources_per_stack=-1 (an earlier single-run exploration, on the
-  convergence engine): no effect.
+- max_resources_per_stack=-1 and max_events_per_stack=0 (no resource
+  counting over the stack tree, no event purge checks): three interleaved
+  runs each in the measured run of 2026-11-22 08:20, alone on top of stock:
+  55.8 s and 55.8 s against 55.9 s stock (1.000x, 0.999x); with both on top
+  of our defaults, single exploration runs of 13.1-15.5 s against 14.2-16.4 s,
+  within the noise. No measured gain, so not taken (TripleO's undercloud sets
+  max_resources_per_stack=-1; it is harmless but buys nothing here). The
+  scale_group_50 row of that run was measured with both still in our
+  defaults; they were removed after it.
 - Convergence with the fsync cost removed: see above (55.5 s).
 - Worker counts: not changed. heat-all on the fake:// transport is one
   process (num_engine_workers 1, heat_api workers 1, as stock); more engine

@@ -46,25 +46,6 @@ var tuningSettings = []Setting{
 		Effect: EffectCreate,
 	},
 	{
-		Name:  "max_resources_per_stack_unlimited",
-		Title: "[DEFAULT] max_resources_per_stack = -1",
-		Conf:  map[string]map[string]string{"DEFAULT": {"max_resources_per_stack": "-1"}},
-		What: "Heat no longer counts every resource of the whole stack tree (queries over all nested stacks) " +
-			"each time a nested stack is created or updated, to enforce its 1000-resource limit. TripleO's own " +
-			"undercloud Heat sets the same. Cost: no limit on the size of one stack tree; a single-user, " +
-			"ephemeral Heat protects nobody with it.",
-		Effect: EffectCreate,
-	},
-	{
-		Name:  "max_events_per_stack_unlimited",
-		Title: "[DEFAULT] max_events_per_stack = 0",
-		Conf:  map[string]map[string]string{"DEFAULT": {"max_events_per_stack": "0"}},
-		What: "Heat keeps every event instead of checking, on a random share of event writes, whether a stack " +
-			"has more than 1000 and purging the oldest. Cost: none for a Heat that lives for one deploy; a stack " +
-			"with more than 1000 events keeps them all in the database and its dump.",
-		Effect: EffectCreate,
-	},
-	{
 		Name:   "graceful_shutdown_timeout",
 		Title:  "[DEFAULT] graceful_shutdown_timeout = 3",
 		Conf:   map[string]map[string]string{"DEFAULT": {"graceful_shutdown_timeout": "3"}},
