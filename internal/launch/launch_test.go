@@ -242,7 +242,9 @@ func TestRecycledPidIsNotHeat(t *testing.T) {
 	if !w.has("now belongs to another process") {
 		t.Errorf("no warning about the recycled pid: %v", w)
 	}
-	if alive, _ := (proc.Record{PID: info.PID, StartTicks: info.StartTicks, Cmdline: info.Cmdline}).Check(); !alive {
+	// Still the same process (pid and start time; its command line may have
+	// been read before the exec).
+	if now, err := proc.Inspect(info.PID); err != nil || now.Zombie() || now.StartTicks != info.StartTicks {
 		t.Fatal("the unrelated process was killed")
 	}
 	if _, err := os.Stat(filepath.Join(o.HeatDir, StateFile)); !os.IsNotExist(err) {
