@@ -350,7 +350,7 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 	}
 	// A Heat that just died may hold its socket for a moment longer.
 	if !proc.WaitPortFree(o.BindHost, o.APIPort, 3*time.Second) {
-		return Outcome{}, portInUse(o.BindHost, o.APIPort)
+		return Outcome{}, proc.PortInUse(o.BindHost, o.APIPort)
 	}
 	if o.BindHost != "127.0.0.1" && o.BindHost != "::1" && o.BindHost != "localhost" {
 		o.Warn("the Heat API has no authentication and is bound to %s: anyone who can reach that address controls it", o.BindHost)
@@ -455,7 +455,7 @@ func dbSync(ctx context.Context, heatManage, confPath string, o *Options) error 
 	logPath := o.path(filepath.Join(heatconf.LogDir, "db_sync.log"))
 	_ = fsutil.WriteFileAtomic(logPath, out, fsutil.SecretFileMode)
 	if err != nil {
-		return fmt.Errorf("heat-manage db_sync failed (%v); last lines of %s:\n%s", err, logPath, tailLines(out, 15))
+		return fmt.Errorf("heat-manage db_sync failed (%v); last lines of %s:\n%s", err, logPath, proc.TailLines(out, 15))
 	}
 	return nil
 }
@@ -490,32 +490,12 @@ func (o *Options) logTails() string {
 		if err != nil || len(strings.TrimSpace(string(b))) == 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("last lines of %s:\n%s", p, tailLines(b, 15)))
+		parts = append(parts, fmt.Sprintf("last lines of %s:\n%s", p, proc.TailLines(b, 15)))
 	}
 	if len(parts) == 0 {
 		return "its logs in " + o.path(heatconf.LogDir) + " are empty"
 	}
 	return strings.Join(parts, "\n")
-}
-
-func tailLines(b []byte, n int) string {
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func portInUse(host string, port int) error {
-	owners := proc.PortOwners(port)
-	if len(owners) == 0 {
-		return fmt.Errorf("api_port %d on %s is already in use; stop what uses it or choose another api_port", port, host)
-	}
-	var who []string
-	for _, l := range owners {
-		who = append(who, l.String())
-	}
-	return fmt.Errorf("api_port %d on %s is already in use by %s; stop it or choose another api_port", port, host, strings.Join(who, "; "))
 }
 
 // stopOrphans stops Heat processes that use confPath but have no record.
@@ -580,7 +560,7 @@ func stop(ctx context.Context, o *Options) (Outcome, error) {
 			return out, fmt.Errorf("removing the launch record: %w", err)
 		}
 		if !proc.WaitPortFree(rec.BindHost, rec.APIPort, 10*time.Second) {
-			o.Warn("api_port %d is still in use after Heat stopped: %v", rec.APIPort, portInUse(rec.BindHost, rec.APIPort))
+			o.Warn("api_port %d is still in use after Heat stopped: %v", rec.APIPort, proc.PortInUse(rec.BindHost, rec.APIPort))
 		}
 	}
 	out.Msg = "Heat stopped in " + o.HeatDir

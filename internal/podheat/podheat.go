@@ -399,7 +399,7 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 		}
 	}
 	if !proc.WaitPortFree(o.BindHost, o.APIPort, 5*time.Second) {
-		return Outcome{}, portInUse(o.BindHost, o.APIPort)
+		return Outcome{}, proc.PortInUse(o.BindHost, o.APIPort)
 	}
 	if ip := net.ParseIP(strings.Trim(o.BindHost, "[]")); ip == nil || !ip.IsLoopback() {
 		o.Warn("the Heat API has no authentication and is published on %s: anyone who can reach that address controls it", o.BindHost)
@@ -736,7 +736,7 @@ func (o *Options) logTails(ctx context.Context, ctrs []string, logNames ...strin
 			if err != nil || len(strings.TrimSpace(string(b))) == 0 {
 				continue
 			}
-			parts = append(parts, fmt.Sprintf("last lines of %s:\n%s", p, tailLines(b, 15)))
+			parts = append(parts, fmt.Sprintf("last lines of %s:\n%s", p, proc.TailLines(b, 15)))
 		}
 	}
 	if len(parts) == 0 {
@@ -757,14 +757,6 @@ func logFiles(service string) []string {
 		return []string{"heat-engine.stdout.log", "heat-manage.log", "heat-engine.log"}
 	}
 	return []string{service + ".stdout.log", service + ".log"}
-}
-
-func tailLines(b []byte, n int) string {
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // ready checks that the API answers and that engines consume RPC: GET
@@ -803,18 +795,6 @@ func ready(ctx context.Context, endpoint string, engines int) error {
 		return fmt.Errorf("%d of %d engines are up", up, engines)
 	}
 	return nil
-}
-
-func portInUse(host string, port int) error {
-	owners := proc.PortOwners(port)
-	if len(owners) == 0 {
-		return fmt.Errorf("api_port %d on %s is already in use; stop what uses it or choose another api_port", port, host)
-	}
-	var who []string
-	for _, l := range owners {
-		who = append(who, l.String())
-	}
-	return fmt.Errorf("api_port %d on %s is already in use by %s; stop it or choose another api_port", port, host, strings.Join(who, "; "))
 }
 
 func removeAll(ctx context.Context, x objects, o *Options) error {
@@ -875,7 +855,7 @@ func stop(ctx context.Context, o *Options) (Outcome, error) {
 			return out, fmt.Errorf("removing the launch record: %w", err)
 		}
 		if !proc.WaitPortFree(rec.BindHost, rec.APIPort, 10*time.Second) {
-			o.Warn("api_port %d is still in use after Heat stopped: %v", rec.APIPort, portInUse(rec.BindHost, rec.APIPort))
+			o.Warn("api_port %d is still in use after Heat stopped: %v", rec.APIPort, proc.PortInUse(rec.BindHost, rec.APIPort))
 		}
 	}
 	out.Msg = "Heat stopped in " + o.HeatDir

@@ -140,3 +140,26 @@ func parseHexAddr(s string) (string, int, bool) {
 	}
 	return ip.String(), int(port), true
 }
+
+// PortInUse is the operator-facing error for an api_port that something
+// already listens on, naming what, when it can be found.
+func PortInUse(host string, port int) error {
+	owners := PortOwners(port)
+	if len(owners) == 0 {
+		return fmt.Errorf("api_port %d on %s is already in use; stop what uses it or choose another api_port", port, host)
+	}
+	var who []string
+	for _, l := range owners {
+		who = append(who, l.String())
+	}
+	return fmt.Errorf("api_port %d on %s is already in use by %s; stop it or choose another api_port", port, host, strings.Join(who, "; "))
+}
+
+// TailLines returns the last n lines of a log's content, for error messages.
+func TailLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
