@@ -2,7 +2,7 @@ package bench
 
 // Findings is the profile-backed part of results.md: how the tuning was
 // chosen and what limits an ephemeral Heat's speed. It is text, kept by
-// hand beside internal/launch/tuning.go.
+// hand beside internal/tuning/tuning.go.
 const Findings = `## How the tuning was found, and what limits it
 
 Method: heat-all was run under cProfile (a wrapper that imports heat.cmd.all,
@@ -38,28 +38,49 @@ new connection per session), sqlite statements 1.1 s, idle 2.6 s (the
 legacy engine's 1 s polling of nested stacks, hard-coded in
 heat/engine/scheduler.py), eventlet 0.9 s, logging 0.3 s.
 
-**The two settings work together.** With only two settings affecting
-create time, "stock + one setting" is also "ours minus the other": the legacy
-engine alone takes test (b) from about 56 s to about 21 s; adding
+**Legacy + sqlite_synchronous=false work together.** The legacy engine
+alone takes test (b) from about 56 s to about 21 s; adding
 sqlite_synchronous=false takes it to about 13 s, although that setting alone
 changes nothing under the convergence engine. Once both are on, the disk no
-longer matters: in an interleaved exploration of our defaults (12.2, 14.4,
+longer matters: in an interleaved exploration of these two (12.2, 14.4,
 12.2 s) against the same plus the live sqlite on tmpfs (12.4, 14.3, 11.1 s)
 and plus journal_mode=WAL (14.2, 13.3, 13.3 s), neither helped.
 
-**What limits it.** Heat issues about 11,800 SQL statements for test (b)'s
-~200 resources and 51 stacks (about 60 per resource: resource and event
-rows, properties data, stack reloads, locks), each through the SQLAlchemy
-ORM on a fresh sqlite connection. No heat.conf or oslo option changes the
-number of statements or the connection pooling for sqlite files, so with
-safe settings the remaining create time is Python CPU in SQLAlchemy and
-Heat on a 2-core machine shared with other jobs (SQLAlchemy 1.4.46's
-pysqlite dialect picks NullPool for any file database, and oslo.db only
-replaces SingletonThreadPool, for :memory:). 0.2x of stock would need about
-11 s for test (b); our defaults reach about 0.23x (about 0.14x on test (a),
-where convergence is slowest). The rest would need changes to Heat itself
-(one pooled sqlite connection, fewer ORM round trips per resource), not
-configuration.
+**The per-connection cost, and the pool plugin.** With the two settings
+above, heat-all used 9.6-10.6 s of CPU for a 13.1-14.5 s create (CPU time of
+the heat-all process, from /proc, over the create): one core busy three
+quarters of the time. The profile put a large part in sqlite connections:
+Heat's sessions run in autocommit mode, and SQLAlchemy 1.4's pysqlite
+dialect gives any file database a NullPool, so every statement outside a
+transaction opens a sqlite connection (oslo.db's PRAGMAs and its SELECT 1
+ping, then a parse of the schema on the first statement) and closes it:
+about 4,700 connections for test (b). No heat.conf or oslo.db option picks
+the pool class (oslo.db only replaces SingletonThreadPool, for :memory:),
+but [database] connection_parameters reaches the SQLAlchemy URL, and a URL
+may name a SQLAlchemy engine plugin (the CreateEnginePlugin hook, found
+through a Python entry point). Our plugin (internal/heatconf/python/, 40
+lines, written into the heat_dir by the launcher) sets a QueuePool with no
+overflow limit, as SQLAlchemy 2.0 does by default for sqlite files, and
+leaves every other database alone. Exploration, three interleaved pairs:
+with the plugin 11.1, 10.2, 10.4 s (heat-all CPU 7.6, 6.6, 6.6 s) against
+without 14.5, 13.1, 13.3 s (CPU 10.4, 9.6, 10.0 s). Heat itself is
+unchanged: same statements, same transactions, same locking (each session
+still has its own connection, as with NullPool; a connection goes back to
+the pool only after its transaction ended, and the pool rolls back
+whatever it gets back). A test (internal/heatconf) checks the pool the
+plugin gives under oslo.db, and internal/launch that heat-all keeps its
+database open between requests.
+
+**What limits it now.** heat-all uses about 6.5 s of CPU for test (b) and
+idles the rest of the create: the legacy engine's task runner sleeps 1 s
+between steps of every stack's create (hard-coded in
+heat/engine/scheduler.py), and the root stack, the group's nested stack and
+each member's nested stack wait on each other in those steps. Heat issues
+about 11,700 SQL statements for test (b)'s ~200 resources and 52 stacks
+(about 60 per resource: resource and event rows, properties data, stack
+reloads, locks), each through the SQLAlchemy ORM; no option changes their
+number. The client's polling is not a factor: polling every 3 s instead of
+every 200 ms changed heat-all's CPU time by less than the noise.
 
 **Safety of the legacy engine, checked with our defaults** (besides the
 internal/launch, internal/stack and internal/dumps suites): a failed create
@@ -101,7 +122,9 @@ unless said):
   scale_group_50 row of that run was measured with both still in our
   defaults; they were removed after it.
 - Convergence with the fsync cost removed: see above (55.5 s).
-- Worker counts: not changed. heat-all on the fake:// transport is one
-  process (num_engine_workers 1, heat_api workers 1, as stock); more engine
-  workers need a message bus (the pod launcher, whose rows are to come).
+- Worker counts: not changed for native. heat-all on the fake:// transport
+  is one process (num_engine_workers 1, heat_api workers 1, as stock); more
+  engine workers need a message bus and MySQL (several processes writing one
+  sqlite file would contend for its lock): that is the pod, whose rows
+  compare 1 and 2 engine workers.
 `

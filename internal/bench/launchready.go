@@ -14,6 +14,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/tuning"
 )
 
 // launchOurs times launch.Run (state started) in a fresh heat_dir until it
@@ -61,17 +62,24 @@ func launchBare(ctx context.Context, base string) (time.Duration, error) {
 		return 0, err
 	}
 	cfg := heatconf.Config{Dir: dir, BindHost: "127.0.0.1", APIPort: port, Database: "sqlite:///" + filepath.Join(dir, launch.SQLiteFile),
-		Now: time.Now(), Extra: launch.Tuning()}
+		Now: time.Now(), Extra: tuning.Merged(), PythonPath: filepath.Join(dir, heatconf.PythonDir)}
 	for name, data := range cfg.Files() {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			return 0, err
 		}
 	}
+	if err := heatconf.WritePythonFiles(dir); err != nil {
+		return 0, err
+	}
+	env := append(os.Environ(), "PYTHONPATH="+cfg.PythonPath, "PYTHONDONTWRITEBYTECODE=1")
 	conf := filepath.Join(dir, heatconf.HeatConf)
-	if out, err := exec.CommandContext(ctx, "heat-manage", "--config-file", conf, "db_sync").CombinedOutput(); err != nil {
+	sync := exec.CommandContext(ctx, "heat-manage", "--config-file", conf, "db_sync")
+	sync.Env = env
+	if out, err := sync.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("db_sync: %v: %s", err, out)
 	}
 	cmd := exec.Command("heat-all", "--config-file", conf)
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return 0, err
@@ -124,8 +132,8 @@ func LaunchRows(ctx context.Context, env *Env, rounds int) []Row {
 	rows := []Row{NewRow("launch_ready", "launch-to-ready, fresh directory, native sqlite, our heat.conf on both sides",
 		"ephemeral_heat_launch (launch.Run)", "bare heat-manage db_sync + heat-all until GET /stacks answers", s["ours"], s["bare"],
 		"ours also validates, writes clouds.yaml/heatrc, stops orphans, checks the port and writes the launch record")}
-	for _, st := range launch.TuningSettings() {
-		if st.Effect != launch.EffectStop {
+	for _, st := range tuning.Settings() {
+		if st.Effect != tuning.EffectStop {
 			continue
 		}
 		c := HeatConfig{Name: st.Name, Stock: true, Extra: st.Conf}

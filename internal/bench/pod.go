@@ -104,7 +104,7 @@ func PodRows(ctx context.Context, env *Env, rounds int) []Row {
 	}
 	s := Interleave(ctx, env.Log, "pod", rounds, vs)
 	note := fmt.Sprintf("create time of test (b), POST to CREATE_COMPLETE; fresh Heat per run (pod start not timed); %d interleaved rounds; "+
-		"the pod runs Heat's own defaults (convergence engine), native our heat.conf", rounds)
+		"both run our heat.conf (package tuning; the sqlite settings do not apply to the pod's MySQL)", rounds)
 	return []Row{
 		NewRow(names[0], t.Desc+" on a pod (heat-api + 1 heat-engine, MariaDB, RabbitMQ)", "pod, 1 engine worker", "native heat-all, sqlite, our heat.conf", s["pod1"], s["native"], note),
 		NewRow(names[1], t.Desc+" on a pod (heat-api + 2 heat-engines, MariaDB, RabbitMQ)", "pod, 2 engine workers", "native heat-all, sqlite, our heat.conf", s["pod2"], s["native"], note),

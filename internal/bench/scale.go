@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/tuning"
 )
 
 // HeatConfig is a heat.conf to measure: TripleO's stock ephemeral one
@@ -74,22 +74,36 @@ func CreateOnce(ctx context.Context, l Launcher, base, tdir string, c HeatConfig
 	return CreateTime(ctx, h.Endpoint, "bench-"+t.Key, filepath.Join(tdir, t.Template), envs, nil)
 }
 
-// TuningConfigs are the stock heat.conf plus each of our settings alone.
+// TuningConfigs are, for each of our create-time settings, the stock
+// heat.conf plus that setting alone ("heat_tuning_NAME") and our heat.conf
+// without it ("heat_tuning_NAME_left_out"): the settings interact, so both
+// are measured.
 func TuningConfigs() []HeatConfig {
 	var out []HeatConfig
-	for _, s := range launch.TuningSettings() {
-		if s.Effect != launch.EffectCreate {
+	all := tuning.Settings()
+	for _, s := range all {
+		if s.Effect != tuning.EffectCreate {
 			continue
 		}
-		out = append(out, HeatConfig{Name: "heat_tuning_" + s.Name, Stock: true, Extra: s.Conf})
+		var others map[string]map[string]string
+		for _, o := range all {
+			if o.Name != s.Name {
+				others = tuning.Merge(others, o.Conf)
+			}
+		}
+		out = append(out, HeatConfig{Name: "heat_tuning_" + s.Name, Stock: true, Extra: s.Conf},
+			HeatConfig{Name: "heat_tuning_" + s.Name + LeftOut, Stock: true, Extra: others})
 	}
 	return out
 }
 
+// LeftOut ends the name of a row that measures our heat.conf without one setting.
+const LeftOut = "_left_out"
+
 // ScaleRows measures test t with our defaults against the stock heat.conf
 // on every launcher, interleaved; with tuning, each setting alone on top of
 // stock is measured in the same rounds (against the same stock samples).
-func ScaleRows(ctx context.Context, env *Env, t ScaleTest, rounds int, tuning bool) []Row {
+func ScaleRows(ctx context.Context, env *Env, t ScaleTest, rounds int, withTuning bool) []Row {
 	var rows []Row
 	for _, l := range Launchers {
 		base, err := os.MkdirTemp(env.Work, "scale-")
@@ -97,7 +111,7 @@ func ScaleRows(ctx context.Context, env *Env, t ScaleTest, rounds int, tuning bo
 			return append(rows, Unavailable("scale_"+t.Key+"_50"+l.Suffix, t.Desc, "ours", "stock", err.Error()))
 		}
 		cfgs := []HeatConfig{Ours, Stock}
-		if tuning {
+		if withTuning {
 			cfgs = append(cfgs, TuningConfigs()...)
 		}
 		var vs []Variant
@@ -112,14 +126,17 @@ func ScaleRows(ctx context.Context, env *Env, t ScaleTest, rounds int, tuning bo
 		rows = append(rows, NewRow("scale_"+t.Key+"_50"+l.Suffix, t.Desc+" on "+l.Desc,
 			"our heat.conf", "TripleO stock heat.conf", s["ours"], s["stock"],
 			fmt.Sprintf("create time, POST to CREATE_COMPLETE (client polls every 200 ms); fresh Heat per run; %d interleaved rounds", rounds)))
-		if tuning {
-			for _, s2 := range launch.TuningSettings() {
-				if s2.Effect != launch.EffectCreate {
+		if withTuning {
+			for _, s2 := range tuning.Settings() {
+				if s2.Effect != tuning.EffectCreate {
 					continue
 				}
 				name := "heat_tuning_" + s2.Name
 				rows = append(rows, NewRow(name+l.Suffix, "test (b) with only "+s2.Title+" on top of stock",
-					"stock + "+s2.Title, "TripleO stock heat.conf", s[name], s["stock"], s2.What))
+					"stock + "+s2.Title, "TripleO stock heat.conf", s[name], s["stock"], s2.What),
+					NewRow(name+LeftOut+l.Suffix, "test (b) with our heat.conf against ours without "+s2.Title,
+						"our heat.conf", "ours without "+s2.Title, s["ours"], s[name+LeftOut],
+						"what this setting adds to the others: the same samples of ours as scale_"+t.Key+"_50"))
 			}
 		}
 	}

@@ -47,6 +47,9 @@ type Config struct {
 	// Extra holds additional settings per section, applied last
 	// (tuning and tests); a key here overrides the default one.
 	Extra map[string]map[string]string
+	// PythonPath, when set, is the PYTHONPATH Heat's commands need (the
+	// directory of PythonFiles): heat.conf says so and heatrc exports it.
+	PythonPath string
 }
 
 // HostPort joins a host and port, bracketing IPv6 literals.
@@ -162,6 +165,11 @@ func applyExtra(secs []Section, extra map[string]map[string]string) []Section {
 func (c Config) RenderHeatConf() []byte {
 	var b bytes.Buffer
 	b.WriteString("# Written by ephemeral.heat for an ephemeral, no-auth Heat. Regenerated at each launch.\n")
+	if c.PythonPath != "" {
+		fmt.Fprintf(&b, "# heat-all and heat-manage run with PYTHONPATH=%s (SQLAlchemy plugins named in\n"+
+			"# [database] connection_parameters); `. %s` sets it for commands run by hand.\n",
+			c.PythonPath, filepath.Join(c.Dir, HeatRC))
+	}
 	for _, s := range c.Sections() {
 		fmt.Fprintf(&b, "\n[%s]\n", s.Name)
 		for _, kv := range s.KVs {
@@ -248,11 +256,16 @@ clouds:
 
 // RenderHeatRC renders a shell file that points the openstack client at this Heat.
 func (c Config) RenderHeatRC() []byte {
-	return []byte(fmt.Sprintf(`# Written by ephemeral.heat. Source it: . %s
+	s := fmt.Sprintf(`# Written by ephemeral.heat. Source it: . %s
 export OS_CLIENT_CONFIG_FILE=%s
 export OS_CLOUD=%s
 unset OS_AUTH_URL OS_USERNAME OS_PASSWORD OS_PROJECT_NAME OS_TOKEN
-`, shellQuote(filepath.Join(c.Dir, HeatRC)), shellQuote(filepath.Join(c.Dir, CloudsYAML)), CloudName))
+`, shellQuote(filepath.Join(c.Dir, HeatRC)), shellQuote(filepath.Join(c.Dir, CloudsYAML)), CloudName)
+	if c.PythonPath != "" {
+		// For heat-manage run by hand on this heat.conf.
+		s += "export PYTHONPATH=" + shellQuote(c.PythonPath) + "${PYTHONPATH:+:$PYTHONPATH}\n"
+	}
+	return []byte(s)
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -361,7 +361,10 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 		return Outcome{}, err
 	}
 	cfg := heatconf.Config{Dir: o.HeatDir, BindHost: o.BindHost, APIPort: o.APIPort, Database: dbURL,
-		Now: time.Now(), Extra: o.mergedExtra()}
+		Now: time.Now(), Extra: o.mergedExtra(), PythonPath: o.path(heatconf.PythonDir)}
+	if err := heatconf.WritePythonFiles(o.HeatDir); err != nil {
+		return Outcome{}, err
+	}
 	for name, data := range cfg.Files() {
 		if err := fsutil.WriteFileAtomic(o.path(name), data, fsutil.SecretFileMode); err != nil {
 			return Outcome{}, err
@@ -376,12 +379,12 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 		restored = &r
 	}
 	// After a restore, db_sync upgrades a dump taken by an older Heat.
-	if err := dbSync(ctx, heatManage, confPath, o); err != nil {
+	if err := dbSync(ctx, heatManage, confPath, cfg.PythonPath, o); err != nil {
 		return Outcome{}, err
 	}
 	argv := append(append([]string(nil), heatAll...), "--config-file", confPath)
 	stdoutLog := o.path(filepath.Join(heatconf.LogDir, "heat-all.stdout.log"))
-	started, err := proc.Start(argv, o.HeatDir, stdoutLog, heatEnv())
+	started, err := proc.Start(argv, o.HeatDir, stdoutLog, heatEnv(cfg.PythonPath))
 	if err != nil {
 		return Outcome{}, fmt.Errorf("starting Heat: %w", err)
 	}
@@ -413,14 +416,24 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 }
 
 // heatEnv is the environment Heat runs with: the caller's, minus variables
-// that would point its clients elsewhere.
-func heatEnv() []string {
+// that would point its clients elsewhere; pythonPath (if any) goes first on
+// PYTHONPATH, and Python writes no bytecode into the heat_dir.
+func heatEnv(pythonPath string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "OS_") {
+		switch {
+		case strings.HasPrefix(kv, "OS_"):
+			continue
+		case pythonPath != "" && strings.HasPrefix(kv, "PYTHONPATH="):
+			if old := strings.TrimPrefix(kv, "PYTHONPATH="); old != "" {
+				pythonPath += ":" + old
+			}
 			continue
 		}
 		env = append(env, kv)
+	}
+	if pythonPath != "" {
+		env = append(env, "PYTHONPATH="+pythonPath, "PYTHONDONTWRITEBYTECODE=1")
 	}
 	return env
 }
@@ -445,12 +458,12 @@ func (o *Options) commands() (heatAll []string, heatManage string, err error) {
 	return heatAll, heatManage, nil
 }
 
-func dbSync(ctx context.Context, heatManage, confPath string, o *Options) error {
+func dbSync(ctx context.Context, heatManage, confPath, pythonPath string, o *Options) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, heatManage, "--config-file", confPath, "db_sync")
 	cmd.Dir = o.HeatDir
-	cmd.Env = heatEnv()
+	cmd.Env = heatEnv(pythonPath)
 	out, err := cmd.CombinedOutput()
 	logPath := o.path(filepath.Join(heatconf.LogDir, "db_sync.log"))
 	_ = fsutil.WriteFileAtomic(logPath, out, fsutil.SecretFileMode)
@@ -629,7 +642,7 @@ func (o *Options) podOptions() podheat.Options {
 		Database: o.Database, DatabaseURL: o.DatabaseURL, TransportURL: o.TransportURL, RestoreDB: o.RestoreDB,
 		Image: o.Image, APIImage: o.APIImage, EngineImage: o.EngineImage, EngineWorkers: o.EngineWorkers,
 		Socket: o.PodmanSocket, Timeout: o.Timeout, CheckMode: o.CheckMode, ExtraConf: o.ExtraConf,
-		StopGrace: o.StopGrace, Warn: o.Warn, Secret: o.Secret,
+		StockConf: o.StockConf, StopGrace: o.StopGrace, Warn: o.Warn, Secret: o.Secret,
 	}
 }
 

@@ -124,6 +124,12 @@ func TestNativeLifecycle(t *testing.T) {
 	if code := httpStatus(out.Endpoint + "/stacks"); code != 200 {
 		t.Fatalf("API answered %d", code)
 	}
+	// Our sqlite pool plugin is in use: heat-all keeps its database open
+	// between requests (SQLAlchemy's NullPool would have closed it).
+	if !holdsOpen(t, out.PID, filepath.Join(o.HeatDir, SQLiteFile)) {
+		t.Errorf("heat-all (pid %d) holds no open connection to its sqlite database: the %s plugin is not in use; log:\n%s",
+			out.PID, heatconf.SQLitePoolPlugin, o.logTails())
+	}
 	// Modes: dirs 0700, every file 0600 (Heat's own logs and database too).
 	filepath.Walk(o.HeatDir, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
@@ -372,4 +378,19 @@ func requireHeat(t *testing.T) {
 			t.Fatalf("%s is not installed: %s", c, InstallHint)
 		}
 	}
+}
+
+// holdsOpen reports whether process pid has file open.
+func holdsOpen(t *testing.T, pid int, file string) bool {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && target == file {
+			return true
+		}
+	}
+	return false
 }

@@ -60,7 +60,7 @@ func (o *Options) ensureWatchdog() error {
 		argv = []string{"/proc/self/exe"}
 	}
 	argv = append(append([]string(nil), argv...), WatchdogArg, o.HeatDir, strconv.Itoa(owner.PID), strconv.FormatUint(owner.StartTicks, 10))
-	s, err := proc.Start(argv, o.HeatDir, o.path(filepath.Join(heatconf.LogDir, "watchdog.log")), heatEnv())
+	s, err := proc.Start(argv, o.HeatDir, o.path(filepath.Join(heatconf.LogDir, "watchdog.log")), heatEnv(""))
 	if err != nil {
 		return fmt.Errorf("starting the watchdog of owner_pid %d: %w", owner.PID, err)
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/tuning"
 )
 
 // Heat types and states (the same strings as package launch).
@@ -90,6 +91,8 @@ type Options struct {
 	Timeout       time.Duration
 	CheckMode     bool
 	ExtraConf     map[string]map[string]string
+	// StockConf leaves out our tuning (package tuning), for benchmarks.
+	StockConf bool
 	// StopGrace is how long containers get to exit before SIGKILL.
 	StopGrace time.Duration
 
@@ -409,6 +412,9 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	if err := heatconf.WritePythonFiles(o.HeatDir); err != nil {
+		return Outcome{}, err
+	}
 	for n, data := range cfg.Files() {
 		if err := fsutil.WriteFileAtomic(o.path(n), data, fsutil.SecretFileMode); err != nil {
 			return Outcome{}, err
@@ -506,7 +512,7 @@ func randomSecret() (string, error) {
 // config prepares the database and message bus and returns heat.conf's settings.
 func (o *Options) config(ctx context.Context) (heatconf.Config, string, string, ports, secrets, error) {
 	cfg := heatconf.Config{Dir: o.HeatDir, BindHost: o.BindHost, APIPort: o.APIPort, Now: time.Now(),
-		EngineWorkers: o.EngineWorkers, Extra: o.mergedExtra()}
+		EngineWorkers: o.EngineWorkers, Extra: o.mergedExtra(), PythonPath: o.path(heatconf.PythonDir)}
 	pts := standardPorts()
 	var sec secrets
 	var dbKind, dbLoc string
@@ -580,25 +586,18 @@ func (o *Options) config(ctx context.Context) (heatconf.Config, string, string, 
 	return cfg, dbKind, dbLoc, pts, sec, nil
 }
 
-// mergedExtra is the fixed tuning plus the caller's extra settings.
+// mergedExtra is our tuning (package tuning; not with StockConf), the
+// settings a container needs, and the caller's extra settings.
 func (o *Options) mergedExtra() map[string]map[string]string {
-	out := map[string]map[string]string{
-		"DEFAULT": {"graceful_shutdown_timeout": "3"},
-	}
+	out := tuning.Apply(nil, o.StockConf)
+	// Containers are stopped by podman; never wait for oslo.service's 60 s.
+	out = tuning.Merge(out, map[string]map[string]string{"DEFAULT": {"graceful_shutdown_timeout": "3"}})
 	if !o.hostNetwork() {
 		// Inside the container's own network namespace; podman publishes
 		// the port on bind_host only.
 		out["heat_api"] = map[string]string{"bind_host": "0.0.0.0"}
 	}
-	for s, kv := range o.ExtraConf {
-		if out[s] == nil {
-			out[s] = map[string]string{}
-		}
-		for k, v := range kv {
-			out[s][k] = v
-		}
-	}
-	return out
+	return tuning.Merge(out, o.ExtraConf)
 }
 
 func (o *Options) labels() map[string]string {

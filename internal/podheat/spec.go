@@ -74,7 +74,7 @@ func (o *Options) fingerprint() string {
 		"heat_type": o.HeatType, "bind_host": o.BindHost, "api_port": o.APIPort,
 		"image": o.Image, "api_image": o.apiImage(), "engine_image": o.engineImage(),
 		"engine_workers": o.EngineWorkers, "database": o.Database, "external_db": o.externalDB(),
-		"database_url": o.DatabaseURL, "transport_url": o.TransportURL, "extra": o.ExtraConf,
+		"database_url": o.DatabaseURL, "transport_url": o.TransportURL, "extra": o.mergedExtra(),
 		"host_network": o.hostNetwork(),
 	})
 	s := sha256.Sum256(b)
@@ -130,6 +130,8 @@ func (o *Options) script(name string, body ...string) []string {
 		"umask 077",
 		"exec >>" + shq(o.logPath(name+".stdout.log")) + " 2>&1",
 		`echo "$(date -u +%FT%TZ) ` + name + ` starting"`,
+		// heat.conf may name SQLAlchemy plugins from heat_dir (heatconf.PythonFiles).
+		"export PYTHONPATH=" + shq(o.path(heatconf.PythonDir)) + " PYTHONDONTWRITEBYTECODE=1",
 	}, body...)
 	return []string{"/bin/sh", "-c", strings.Join(lines, "\n") + "\n"}
 }
