@@ -62,11 +62,10 @@ func LaunchPod(ctx context.Context, base, socket string, workers int) (*Heat, er
 	return &Heat{Opts: o, Endpoint: out.Endpoint}, nil
 }
 
-// PodRows measures test (b) on a pod with 1 and 2 engine workers against
-// native heat-all + sqlite with our defaults, interleaved in the same run.
-func PodRows(ctx context.Context, env *Env, rounds int) []Row {
-	t := ScaleTests[1]
-	names := []string{"scale_group_50_pod_mysql_1w", "scale_group_50_pod_mysql_2w"}
+// PodRows measures test t on a pod with 1 and 2 engine workers against
+// native heat-all + sqlite, all with our heat.conf, interleaved in the same run.
+func PodRows(ctx context.Context, env *Env, t ScaleTest, rounds int) []Row {
+	names := []string{"scale_" + t.Key + "_50_pod_mysql_1w", "scale_" + t.Key + "_50_pod_mysql_2w"}
 	unavailable := func(why string) []Row {
 		var rows []Row
 		for _, n := range names {
@@ -102,8 +101,8 @@ func PodRows(ctx context.Context, env *Env, rounds int) []Row {
 			return CreateOnce(ctx, pod(2), base, env.Templates, Ours, t)
 		}},
 	}
-	s := Interleave(ctx, env.Log, "pod", rounds, vs)
-	note := fmt.Sprintf("create time of test (b), POST to CREATE_COMPLETE; fresh Heat per run (pod start not timed); %d interleaved rounds; "+
+	s := Interleave(ctx, env.Log, "pod_"+t.Key, rounds, vs)
+	note := fmt.Sprintf("create time, POST to CREATE_COMPLETE; fresh Heat per run (pod start not timed); %d interleaved rounds; "+
 		"both run our heat.conf (package tuning; the sqlite settings do not apply to the pod's MySQL)", rounds)
 	return []Row{
 		NewRow(names[0], t.Desc+" on a pod (heat-api + 1 heat-engine, MariaDB, RabbitMQ)", "pod, 1 engine worker", "native heat-all, sqlite, our heat.conf", s["pod1"], s["native"], note),

@@ -81,7 +81,9 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 		case "scale_copies":
 			rows = append(rows, ScaleRows(ctx, env, ScaleTests[0], o.CreateRounds, false)...)
 		case "pod":
-			rows = append(rows, PodRows(ctx, env, o.CreateRounds)...)
+			for _, t := range []ScaleTest{ScaleTests[1], ScaleTests[0]} {
+				rows = append(rows, PodRows(ctx, env, t, o.CreateRounds)...)
+			}
 		}
 		fmt.Fprintf(env.Log, "== %s done in %.0fs\n", g, time.Since(start).Seconds())
 	}

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -125,6 +126,11 @@ func Exists(ctx context.Context, t dbdump.Target) (bool, error) {
 		}
 		if strings.Contains(err.Error(), "1045") {
 			return false, fmt.Errorf("%w: connecting to %s: %v", ErrNoAccess, Describe(t), err)
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return false, fmt.Errorf("connecting to %s: %w: the database server is not running. A pod's own MariaDB runs only "+
+				"while its Heat runs: start Heat first (ephemeral_heat_launch state: started; the pod's data is kept in the "+
+				"heat_dir), then dump or restore; an external MySQL must be started by whoever runs it", Describe(t), err)
 		}
 		return false, fmt.Errorf("connecting to %s: %w", Describe(t), err)
 	}

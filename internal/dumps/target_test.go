@@ -1,6 +1,8 @@
 package dumps
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dbdump"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 
 func writeConf(t *testing.T, body string) string {
@@ -59,5 +62,24 @@ host_connection = mysql+pymysql://heat:secret@127.0.0.1:43210/heat?charset=utf8
 	dir = writeConf(t, "[database]\n")
 	if _, err = Target(dir); err == nil || !strings.Contains(err.Error(), "no [database] connection") {
 		t.Errorf("no connection: %v", err)
+	}
+}
+
+// A stopped pod's MariaDB (nothing listens on its published port): dump and
+// restore say to start Heat first, not only "connection refused".
+func TestDatabaseServerDown(t *testing.T) {
+	port, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writeConf(t, fmt.Sprintf("[database]\nconnection = mysql+pymysql://heat:secret@127.0.0.1:3306/heat\n"+
+		"host_connection = mysql+pymysql://heat:secret@127.0.0.1:%d/heat\n", port))
+	_, err = Dump(context.Background(), DumpOptions{HeatDir: dir})
+	if err == nil || !strings.Contains(err.Error(), "not running") || !strings.Contains(err.Error(), "start Heat first") ||
+		strings.Contains(err.Error(), "secret") {
+		t.Errorf("dump with the database down: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("a failed dump left files: %v", entries)
 	}
 }
