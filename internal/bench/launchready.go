@@ -71,7 +71,7 @@ func launchBare(ctx context.Context, base string) (time.Duration, error) {
 	if err := heatconf.WritePythonFiles(dir); err != nil {
 		return 0, err
 	}
-	env := append(os.Environ(), "PYTHONPATH="+cfg.PythonPath, "PYTHONDONTWRITEBYTECODE=1")
+	env := heatconf.PythonEnv(os.Environ(), cfg.PythonPath)
 	conf := filepath.Join(dir, heatconf.HeatConf)
 	sync := exec.CommandContext(ctx, "heat-manage", "--config-file", conf, "db_sync")
 	sync.Env = env

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 )
@@ -50,4 +51,39 @@ func WritePythonFiles(heatDir string) error {
 		}
 	}
 	return nil
+}
+
+// PythonEnvVars are the environment variables, in order, with which heat-all
+// and heat-manage find the files of pythonDir (a heat_dir's PythonDir): it
+// goes first on PYTHONPATH, and Python writes no bytecode beside it. A
+// container's shell script exports them; a process started from Go gets
+// them through PythonEnv.
+func PythonEnvVars(pythonDir string) [][2]string {
+	return [][2]string{{"PYTHONPATH", pythonDir}, {"PYTHONDONTWRITEBYTECODE", "1"}}
+}
+
+// PythonEnv returns environ with PythonEnvVars(pythonDir) set: pythonDir is
+// put before any PYTHONPATH environ already has, other variables are kept.
+func PythonEnv(environ []string, pythonDir string) []string {
+	vars := PythonEnvVars(pythonDir)
+	env := make([]string, 0, len(environ)+len(vars))
+	old := ""
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		switch name {
+		case "PYTHONPATH":
+			old = value
+			continue
+		case "PYTHONDONTWRITEBYTECODE":
+			continue
+		}
+		env = append(env, kv)
+	}
+	for _, v := range vars {
+		if v[0] == "PYTHONPATH" && old != "" {
+			v[1] += ":" + old
+		}
+		env = append(env, v[0]+"="+v[1])
+	}
+	return env
 }

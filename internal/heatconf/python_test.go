@@ -73,7 +73,7 @@ print(json.dumps(out))
 	}
 	arg, _ := json.Marshal(cases)
 	cmd := exec.Command(py, "-c", script, string(arg))
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(dir, heatconf.PythonDir), "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Env = heatconf.PythonEnv(os.Environ(), filepath.Join(dir, heatconf.PythonDir))
 	b, err := cmd.Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -116,5 +116,29 @@ func TestPythonPathRendered(t *testing.T) {
 	c.PythonPath = ""
 	if rc := string(c.RenderHeatRC()); strings.Contains(rc, "PYTHONPATH") {
 		t.Errorf("heatrc exports PYTHONPATH without one:\n%s", rc)
+	}
+}
+
+func TestPythonEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		environ []string
+		want    []string
+	}{
+		{"empty", nil, []string{"PYTHONPATH=/h/python", "PYTHONDONTWRITEBYTECODE=1"}},
+		{"kept", []string{"HOME=/root", "PATH=/usr/bin"},
+			[]string{"HOME=/root", "PATH=/usr/bin", "PYTHONPATH=/h/python", "PYTHONDONTWRITEBYTECODE=1"}},
+		{"prepended", []string{"PYTHONPATH=/opt/lib:/x", "LANG=C"},
+			[]string{"LANG=C", "PYTHONPATH=/h/python:/opt/lib:/x", "PYTHONDONTWRITEBYTECODE=1"}},
+		{"empty PYTHONPATH", []string{"PYTHONPATH="}, []string{"PYTHONPATH=/h/python", "PYTHONDONTWRITEBYTECODE=1"}},
+		{"bytecode setting replaced", []string{"PYTHONDONTWRITEBYTECODE=", "A=PYTHONPATH=z"},
+			[]string{"A=PYTHONPATH=z", "PYTHONPATH=/h/python", "PYTHONDONTWRITEBYTECODE=1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := heatconf.PythonEnv(tc.environ, "/h/python")
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("PythonEnv(%q) = %q, want %q", tc.environ, got, tc.want)
+			}
+		})
 	}
 }

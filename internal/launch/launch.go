@@ -416,24 +416,18 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 }
 
 // heatEnv is the environment Heat runs with: the caller's, minus variables
-// that would point its clients elsewhere; pythonPath (if any) goes first on
-// PYTHONPATH, and Python writes no bytecode into the heat_dir.
-func heatEnv(pythonPath string) []string {
+// that would point its clients elsewhere; with pythonDir (if any) first on
+// PYTHONPATH (heatconf.PythonEnv).
+func heatEnv(pythonDir string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		switch {
-		case strings.HasPrefix(kv, "OS_"):
-			continue
-		case pythonPath != "" && strings.HasPrefix(kv, "PYTHONPATH="):
-			if old := strings.TrimPrefix(kv, "PYTHONPATH="); old != "" {
-				pythonPath += ":" + old
-			}
+		if strings.HasPrefix(kv, "OS_") {
 			continue
 		}
 		env = append(env, kv)
 	}
-	if pythonPath != "" {
-		env = append(env, "PYTHONPATH="+pythonPath, "PYTHONDONTWRITEBYTECODE=1")
+	if pythonDir != "" {
+		env = heatconf.PythonEnv(env, pythonDir)
 	}
 	return env
 }

@@ -48,18 +48,27 @@ func TestWatchdogTearsDownWhenOwnerDies(t *testing.T) {
 
 	owner.Process.Kill()
 	owner.Wait()
+	// The watchdog's last steps come after the launch record is removed
+	// (waiting for the API port to be free, removing its own record), so
+	// the test waits for the watchdog process itself to end.
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, err := os.Stat(filepath.Join(o.HeatDir, StateFile)); os.IsNotExist(err) {
+		if alive, _ := wd.Process.Check(); !alive {
 			break
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
 	log, _ := os.ReadFile(filepath.Join(o.HeatDir, heatconf.LogDir, "watchdog.log"))
-	assertNoHeat(t, o)
 	if alive, _ := wd.Process.Check(); alive {
-		t.Fatalf("watchdog still running:\n%s", log)
+		t.Fatalf("watchdog still running 90 s after its owner died:\n%s", log)
 	}
+	if _, err := os.Stat(filepath.Join(o.HeatDir, StateFile)); !os.IsNotExist(err) {
+		t.Fatalf("launch record left after the watchdog exited (%v):\n%s", err, log)
+	}
+	if _, err := os.Stat(filepath.Join(o.HeatDir, WatchdogFile)); !os.IsNotExist(err) {
+		t.Fatalf("watchdog record left after the watchdog exited (%v):\n%s", err, log)
+	}
+	assertNoHeat(t, o)
 	list, _ := dumps.List(o.HeatDir)
 	if len(list) != 1 {
 		t.Fatalf("no dump saved by the watchdog:\n%s", log)

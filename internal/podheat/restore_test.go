@@ -222,9 +222,11 @@ func TestPodRestoreRoundTrip(t *testing.T) {
 	// database and stops the pod.
 	owner.Process.Kill()
 	owner.Wait()
+	// The watchdog removes its own record last, after the pod's launch
+	// record: waiting for it means the watchdog's work is done.
 	deadline := time.Now().Add(120 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, err := os.Stat(filepath.Join(dir, launch.StateFile)); os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(dir, launch.WatchdogFile)); os.IsNotExist(err) {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)

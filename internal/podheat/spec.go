@@ -131,9 +131,18 @@ func (o *Options) script(name string, body ...string) []string {
 		"exec >>" + shq(o.logPath(name+".stdout.log")) + " 2>&1",
 		`echo "$(date -u +%FT%TZ) ` + name + ` starting"`,
 		// heat.conf may name SQLAlchemy plugins from heat_dir (heatconf.PythonFiles).
-		"export PYTHONPATH=" + shq(o.path(heatconf.PythonDir)) + " PYTHONDONTWRITEBYTECODE=1",
+		o.pythonExports(),
 	}, body...)
 	return []string{"/bin/sh", "-c", strings.Join(lines, "\n") + "\n"}
+}
+
+// pythonExports is the shell line that exports heatconf.PythonEnvVars.
+func (o *Options) pythonExports() string {
+	line := "export"
+	for _, v := range heatconf.PythonEnvVars(o.path(heatconf.PythonDir)) {
+		line += " " + v[0] + "=" + shq(v[1])
+	}
+	return line
 }
 
 // dbSyncScript retries db_sync until the database answers (up to timeout).

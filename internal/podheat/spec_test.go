@@ -51,6 +51,13 @@ func TestRenderPod(t *testing.T) {
 	if !strings.Contains(strings.Join(names[CHeatEngine].Command, " "), "db_sync") {
 		t.Errorf("engine does not run db_sync first")
 	}
+	// Heat's services find the SQLAlchemy plugin in heat_dir/python.
+	for _, n := range []string{CHeatAPI, CHeatEngine} {
+		if cmd := strings.Join(names[n].Command, " "); !strings.Contains(cmd,
+			"\nexport PYTHONPATH='/srv/x/heat-launcher/python' PYTHONDONTWRITEBYTECODE='1'\n") {
+			t.Errorf("%s does not export PYTHONPATH: %s", n, cmd)
+		}
+	}
 	ro := 0
 	for _, m := range api.VolumeMounts {
 		if m.ReadOnly {
