@@ -80,6 +80,16 @@ func (o *Options) readWatchdog() *watchdogRecord {
 	return &w
 }
 
+// WatchdogOf returns the process record of heatDir's watchdog, if one was
+// started (it may have exited since: see proc.Record.Check).
+func WatchdogOf(heatDir string) (proc.Record, bool) {
+	w := (&Options{HeatDir: heatDir}).readWatchdog()
+	if w == nil {
+		return proc.Record{}, false
+	}
+	return w.Process, true
+}
+
 // stopWatchdog ends the heat_dir's watchdog, if any (never the caller itself).
 func (o *Options) stopWatchdog() error {
 	w := o.readWatchdog()

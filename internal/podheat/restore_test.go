@@ -220,19 +220,26 @@ func TestPodRestoreRoundTrip(t *testing.T) {
 
 	// The owner dies: the watchdog dumps through host_connection, drops the
 	// database and stops the pod.
+	wd, ok := launch.WatchdogOf(dir)
+	if !ok {
+		t.Fatal("no watchdog record")
+	}
 	owner.Process.Kill()
 	owner.Wait()
-	// The watchdog removes its own record last, after the pod's launch
-	// record: waiting for it means the watchdog's work is done.
+	// The watchdog's work ends when its process does (the launch record
+	// goes before its last steps).
 	deadline := time.Now().Add(120 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, err := os.Stat(filepath.Join(dir, launch.WatchdogFile)); os.IsNotExist(err) {
+		if alive, _ := wd.Check(); !alive {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	log, _ := os.ReadFile(filepath.Join(dir, heatconf.LogDir, "watchdog.log"))
 	t.Logf("watchdog.log:\n%s", log)
+	if alive, _ := wd.Check(); alive {
+		t.Fatalf("the watchdog still runs 120 s after its owner died")
+	}
 	if _, err := os.Stat(filepath.Join(dir, launch.StateFile)); !os.IsNotExist(err) {
 		t.Fatalf("the watchdog did not stop the pod")
 	}

@@ -94,6 +94,10 @@ func TestSIGINTDuringStackCreateTearsDown(t *testing.T) {
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
+	wd, ok := launch.WatchdogOf(heatDir)
+	if !ok {
+		t.Fatalf("the launch started no watchdog for the playbook:\n%s", out.String())
+	}
 	// Ctrl-C: SIGINT to the playbook's whole process group.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
 	select {
@@ -108,9 +112,9 @@ func TestSIGINTDuringStackCreateTearsDown(t *testing.T) {
 	for {
 		gone := len(proc.FindByArg(filepath.Join(heatDir, heatconf.HeatConf))) == 0
 		list, _ := dumps.List(heatDir)
-		// The watchdog removes its own record when its work is done.
-		_, werr := os.Stat(filepath.Join(heatDir, launch.WatchdogFile))
-		if gone && len(list) > 0 && os.IsNotExist(werr) {
+		// The watchdog's work is done when its process ends.
+		wdAlive, _ := wd.Check()
+		if gone && len(list) > 0 && !wdAlive {
 			if _, err := dumps.VerifyChecksum(list[0]); err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +126,7 @@ func TestSIGINTDuringStackCreateTearsDown(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			wlog, _ := os.ReadFile(filepath.Join(heatDir, heatconf.LogDir, "watchdog.log"))
-			t.Fatalf("after SIGINT: Heat gone=%v, dumps=%v, watchdog record: %v\nwatchdog log:\n%s\nplaybook:\n%s", gone, list, werr, wlog, out.String())
+			t.Fatalf("after SIGINT: Heat gone=%v, dumps=%v, watchdog running=%v\nwatchdog log:\n%s\nplaybook:\n%s", gone, list, wdAlive, wlog, out.String())
 		}
 		time.Sleep(time.Second)
 	}
