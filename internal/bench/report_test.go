@@ -91,3 +91,31 @@ func keys(m map[string]string) []string {
 	}
 	return out
 }
+
+func TestOrder(t *testing.T) {
+	names := func(rows []Row) string {
+		var n []string
+		for _, r := range rows {
+			n = append(n, r.Name)
+		}
+		return strings.Join(n, " ")
+	}
+	want := "scale_group_50 scale_group_50_pod_mysql_1w scale_copies_50 heat_tuning_legacy_engine heat_tuning_sqlite_pool launch_ready db_dump config_download_50 other"
+	for _, tc := range []struct {
+		name string
+		in   []string
+	}{
+		{"run order", []string{"scale_group_50", "scale_group_50_pod_mysql_1w", "scale_copies_50", "heat_tuning_sqlite_pool", "heat_tuning_legacy_engine", "launch_ready", "db_dump", "config_download_50", "other"}},
+		{"partial run: fresh rows first", []string{"scale_group_50_pod_mysql_1w", "other", "config_download_50", "db_dump", "heat_tuning_legacy_engine", "heat_tuning_sqlite_pool", "launch_ready", "scale_copies_50", "scale_group_50"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rows []Row
+			for _, n := range tc.in {
+				rows = append(rows, Row{Name: n})
+			}
+			if got := names(Order(rows)); got != want {
+				t.Errorf("Order = %s\nwant      %s", got, want)
+			}
+		})
+	}
+}

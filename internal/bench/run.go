@@ -90,7 +90,8 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 	return rows
 }
 
-// Order sorts rows in the report's order: scale, tuning, the rest.
+// Order sorts rows in the report's order: scale, tuning, the rest, each
+// group by name, so a full and a partial run (WriteResults) order alike.
 func Order(rows []Row) []Row {
 	rank := func(n string) int {
 		for i, p := range []string{"scale_group", "scale_copies", "heat_tuning_", "launch_ready", "template_processing", "db_dump", "config_download"} {
@@ -101,11 +102,13 @@ func Order(rows []Row) []Row {
 		return 99
 	}
 	out := append([]Row(nil), rows...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && rank(out[j].Name) < rank(out[j-1].Name); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
+	sort.SliceStable(out, func(i, j int) bool {
+		ri, rj := rank(out[i].Name), rank(out[j].Name)
+		if ri != rj {
+			return ri < rj
 		}
-	}
+		return out[i].Name < out[j].Name
+	})
 	return out
 }
 
