@@ -8,6 +8,10 @@ packages=(
   python3-openstackclient python3-heatclient
   mariadb-server mariadb-client
   podman runc catatonit debootstrap
+  # C headers of the podman bindings' cgo dependencies: a plain `go vet ./...`
+  # or `go build ./...` (cgo on, no build tags) compiles too. The Makefile's
+  # tags build without them (CGO_ENABLED=0, static binaries).
+  libgpgme-dev libdevmapper-dev libbtrfs-dev
 )
 missing=()
 for p in "${packages[@]}"; do
