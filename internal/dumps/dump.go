@@ -85,21 +85,55 @@ func registerSecrets(t dbdump.Target, secret func(string)) {
 	}
 }
 
-// newDumpPath picks a fresh timestamped name in dir.
+// newDumpPath picks the name of a new dump in dir: its time is now, or
+// just after the newest dump already there if the clock says otherwise, so
+// the new dump is strictly the newest; no dump or sidecar has that name yet.
 func newDumpPath(dir string, now time.Time, compress string) string {
 	ext := ".sql"
 	if compress == Gzip {
 		ext = ".sql.gz"
 	}
-	base := Prefix + now.UTC().Format(StampLayout)
-	p := filepath.Join(dir, base+ext)
-	for i := 1; ; i++ {
-		if _, err := os.Lstat(p); os.IsNotExist(err) {
+	at := now.UTC().Truncate(time.Microsecond)
+	if prev, _ := List(dir); len(prev) > 0 {
+		if t, _, ok := stampOf(filepath.Base(prev[0])); ok && !at.After(t) {
+			at = t.Add(time.Microsecond)
+		}
+	}
+	for {
+		p := filepath.Join(dir, Prefix+at.Format(StampLayout)+ext)
+		if !anyExists(p, p+SumSuffix, p+ManifestSuff) {
 			return p
 		}
-		p = filepath.Join(dir, fmt.Sprintf("%s-%02d%s", base, i, ext))
+		at = at.Add(time.Microsecond)
 	}
 }
+
+func anyExists(paths ...string) bool {
+	for _, p := range paths {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			return true
+		}
+	}
+	return false
+}
+
+// stepHook is called at each step of writing and publishing a dump; tests
+// set it to kill the process there. Steps, in order: "created", "writing",
+// "written", "verified", "sidecars", "published", "rotated".
+var stepHook = func(step string) {}
+
+// A dump is published in this order, so that a process killed at any point
+// leaves either no new dump or a complete, verified one as the newest:
+//  1. the SQL is written to an unnamed temporary file in the dump's
+//     directory (O_TMPFILE: nothing to see or clean up if killed), synced,
+//     and read back to verify it;
+//  2. NAME.sha256 and NAME.manifest.json are written (each atomically)
+//     while NAME itself does not exist yet: List ignores them;
+//  3. the temporary file is linked as NAME (never replacing a file) and the
+//     directory synced: the dump exists, with both sidecars.
+// Sidecars left by a dump killed between 2 and 3, and named temporary files
+// of a file system without O_TMPFILE, are removed by the next dump
+// (removeLeftovers). Writers of one directory take turns (fsutil.LockDir).
 
 // Dump writes a verified dump of heat_dir's database and optionally wipes it.
 func Dump(ctx context.Context, o DumpOptions) (Result, error) {
@@ -148,84 +182,20 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 	if _, err := fsutil.EnsurePrivateDir(dir); err != nil {
 		return Result{}, err
 	}
-
-	path := o.Dest
-	if path == "" {
-		path = newDumpPath(dir, o.Now(), o.Compress)
-	}
-	fileHash := sha256.New()
-	content := newContentHasher()
-	var stats dbdump.Stats
-	err = fsutil.WriteAtomicHook(path, fsutil.SecretFileMode, func(w io.Writer) error {
-		out := io.MultiWriter(w, fileHash)
-		var sqlw io.Writer = out
-		var zw *gzip.Writer
-		if o.Compress == Gzip {
-			zw, _ = gzip.NewWriterLevel(out, gzip.BestSpeed)
-			sqlw = zw
-		}
-		var err error
-		stats, err = dumpTo(ctx, t, io.MultiWriter(sqlw, content))
-		if err != nil {
-			return err
-		}
-		if zw != nil {
-			return zw.Close()
-		}
-		return nil
-	}, func(p string) error { return rotateAside(p, o.Warn) })
+	unlock, err := fsutil.LockDir(dir, 10*time.Minute)
 	if err != nil {
-		return Result{}, fmt.Errorf("dumping %s: %w", Describe(t), err)
+		return Result{}, err
 	}
-	sum := hex.EncodeToString(fileHash.Sum(nil))
-	r := Result{Changed: true, Path: path, SHA256: sum, Tables: stats.Tables, Rows: stats.Rows}
+	defer unlock()
+	if removed, err := removeLeftovers(dir); err != nil {
+		o.Warn("cleaning up after an interrupted dump: %v", err)
+	} else if len(removed) > 0 {
+		o.Warn("removed what an interrupted dump left: %s", strings.Join(removed, ", "))
+	}
 
-	// Verify what is on disk before anything relies on it.
-	got, size, err := fileSHA256(path)
+	r, err := writeDump(ctx, o, t, dir)
 	if err != nil {
 		return r, err
-	}
-	if got != sum {
-		return r, fmt.Errorf("verifying %s: sha256 on disk %s differs from the written %s", path, got, sum)
-	}
-	if err := verifyContent(path, content.Sum()); err != nil {
-		return r, err
-	}
-	r.Size = size
-
-	stacks, err := ListStacks(ctx, t)
-	if err != nil {
-		return r, err
-	}
-	r.Stacks = stacks
-
-	// Identical content to the newest earlier dump: keep that one.
-	if o.Dest == "" {
-		if prev, _ := List(dir); len(prev) > 1 && prev[0] == path {
-			if m, _ := ReadManifest(prev[1]); m != nil && m.SQLSHA256 == content.Sum() {
-				if _, err := VerifyChecksum(prev[1]); err == nil {
-					os.Remove(path)
-					r.Changed, r.Path, r.SHA256, r.Size = false, prev[1], m.SHA256, m.Size
-					r.Msg = "the database is unchanged since " + prev[1]
-				}
-			}
-		}
-	}
-	if r.Changed {
-		m := Manifest{Format: 1, Created: o.Now().UTC(), Database: string(t.Kind), Source: Describe(t), Compress: o.Compress,
-			Size: size, SHA256: sum, SQLSHA256: content.Sum(), Tables: stats.Tables, Rows: stats.Rows,
-			TableRows: stats.TableRows, Stacks: stacks}
-		if err := writeSidecars(path, m); err != nil {
-			return r, err
-		}
-		r.Msg = fmt.Sprintf("dumped %s to %s (%d tables, %d rows, %d stacks)", Describe(t), path, stats.Tables, stats.Rows, len(stacks))
-		if o.Dest == "" {
-			rotated, err := rotate(dir, o.Keep)
-			r.Rotated = rotated
-			if err != nil {
-				return r, err
-			}
-		}
 	}
 
 	if o.Wipe {
@@ -244,6 +214,185 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 	return r, nil
 }
 
+// writeDump writes, verifies and publishes one dump of t into dir (see the
+// order above), unless its content equals the newest dump's there.
+func writeDump(ctx context.Context, o DumpOptions, t dbdump.Target, dir string) (Result, error) {
+	base := Prefix + "new"
+	if o.Dest != "" {
+		base = filepath.Base(o.Dest)
+	}
+	pending, err := fsutil.NewPending(dir, base, fsutil.SecretFileMode)
+	if err != nil {
+		return Result{}, fmt.Errorf("dumping %s: %w", Describe(t), err)
+	}
+	defer pending.Discard()
+	stepHook("created")
+
+	fileHash := sha256.New()
+	content := newContentHasher()
+	out := io.MultiWriter(pending.File(), fileHash)
+	var sqlw io.Writer = out
+	var zw *gzip.Writer
+	if o.Compress == Gzip {
+		zw, _ = gzip.NewWriterLevel(out, gzip.BestSpeed)
+		sqlw = zw
+	}
+	stats, err := dumpTo(ctx, t, &hookWriter{w: io.MultiWriter(sqlw, content)})
+	if err == nil && zw != nil {
+		err = zw.Close()
+	}
+	if err == nil {
+		err = pending.Sync()
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("dumping %s: %w", Describe(t), err)
+	}
+	stepHook("written")
+	sum := hex.EncodeToString(fileHash.Sum(nil))
+
+	// Verify what is on disk before anything relies on it.
+	size, err := verifyFile(pending.File(), sum, content.Sum())
+	if err != nil {
+		return Result{}, fmt.Errorf("verifying the dump of %s: %w", Describe(t), err)
+	}
+	stepHook("verified")
+	stacks, err := ListStacks(ctx, t)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Changed: true, SHA256: sum, Size: size, Tables: stats.Tables, Rows: stats.Rows, Stacks: stacks}
+
+	// Identical content to the newest earlier dump: keep that one.
+	if o.Dest == "" {
+		if prev, _ := List(dir); len(prev) > 0 {
+			if m, _ := ReadManifest(prev[0]); m != nil && m.SQLSHA256 == content.Sum() {
+				if _, err := VerifyChecksum(prev[0]); err == nil {
+					r.Changed, r.Path, r.SHA256, r.Size = false, prev[0], m.SHA256, m.Size
+					r.Msg = "the database is unchanged since " + prev[0]
+					return r, nil
+				}
+			}
+		}
+	}
+
+	path := o.Dest
+	if path == "" {
+		path = newDumpPath(dir, o.Now(), o.Compress)
+	} else if err := moveAside(path, o.Warn); err != nil {
+		return Result{}, err
+	}
+	r.Path = path
+	m := Manifest{Format: 1, Created: o.Now().UTC(), Database: string(t.Kind), Source: Describe(t), Compress: o.Compress,
+		Size: size, SHA256: sum, SQLSHA256: content.Sum(), Tables: stats.Tables, Rows: stats.Rows,
+		TableRows: stats.TableRows, Stacks: stacks}
+	if err := writeSidecars(path, m); err != nil {
+		return r, err
+	}
+	stepHook("sidecars")
+	if err := pending.Publish(path); err != nil {
+		os.Remove(path + SumSuffix)
+		os.Remove(path + ManifestSuff)
+		return r, fmt.Errorf("dumping %s: %w", Describe(t), err)
+	}
+	stepHook("published")
+	r.Msg = fmt.Sprintf("dumped %s to %s (%d tables, %d rows, %d stacks)", Describe(t), path, stats.Tables, stats.Rows, len(stacks))
+	if o.Dest == "" {
+		rotated, err := rotate(dir, o.Keep)
+		r.Rotated = rotated
+		if err != nil {
+			return r, err
+		}
+	}
+	stepHook("rotated")
+	return r, nil
+}
+
+// hookWriter reports the "writing" step once, after the first write.
+type hookWriter struct {
+	w       io.Writer
+	started bool
+}
+
+func (h *hookWriter) Write(p []byte) (int, error) {
+	n, err := h.w.Write(p)
+	if !h.started {
+		h.started = true
+		stepHook("writing")
+	}
+	return n, err
+}
+
+// verifyFile re-reads a written dump from its start: its sha256 must be
+// sum, and its SQL (decompressed) must have the content hash want. It
+// returns the file's size.
+func verifyFile(f *os.File, sum, want string) (int64, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	h := sha256.New()
+	size, err := io.Copy(h, f)
+	if err != nil {
+		return 0, fmt.Errorf("re-reading: %w", err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+		return 0, fmt.Errorf("sha256 on disk %s differs from the written %s", got, sum)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	rd, closeFn, err := sqlReader(f)
+	if err != nil {
+		return 0, err
+	}
+	defer closeFn()
+	c := newContentHasher()
+	if _, err := io.Copy(c, rd); err != nil {
+		return 0, fmt.Errorf("re-reading: %w", err)
+	}
+	if got := c.Sum(); got != want {
+		return 0, fmt.Errorf("its content hash %s differs from the dumped %s", got, want)
+	}
+	return size, nil
+}
+
+// removeLeftovers removes what a dump killed before publishing left in dir:
+// sidecars of a dump name that does not exist, and named temporary files of
+// a writer that no longer runs. The caller holds the directory's lock.
+func removeLeftovers(dir string) ([]string, error) {
+	removed, err := fsutil.RemoveStaleTemps(dir, Prefix)
+	if err != nil {
+		return removed, err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return removed, fmt.Errorf("listing %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if !e.Type().IsRegular() {
+			continue
+		}
+		var main string
+		for _, suf := range []string{SumSuffix, ManifestSuff} {
+			if strings.HasSuffix(n, suf) && dumpExt(strings.TrimSuffix(n, suf)) != "" {
+				main = strings.TrimSuffix(n, suf)
+			}
+		}
+		if main == "" {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dir, main)); !os.IsNotExist(err) {
+			continue
+		}
+		p := filepath.Join(dir, n)
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return removed, fmt.Errorf("removing %s: %w", p, err)
+		}
+		removed = append(removed, p)
+	}
+	return removed, nil
+}
+
 // writeSidecars writes NAME.sha256 (sha256sum format) and NAME.manifest.json.
 func writeSidecars(path string, m Manifest) error {
 	line := fmt.Sprintf("%s  %s\n", m.SHA256, filepath.Base(path))
@@ -257,22 +406,26 @@ func writeSidecars(path string, m Manifest) error {
 	return fsutil.WriteFileAtomic(path+ManifestSuff, append(b, '\n'), fsutil.SecretFileMode)
 }
 
-// rotateAside moves an existing file at p (an explicit dest) out of the way,
-// with its sidecars, so it is never silently overwritten.
-func rotateAside(p string, warn func(string, ...any)) error {
-	st, err := os.Stat(p)
-	if os.IsNotExist(err) {
+// moveAside moves an existing file at p (an explicit dest) and its
+// sidecars out of the way, so nothing is ever silently overwritten; sidecars
+// without the file (left by an interrupted dump) are moved too.
+func moveAside(p string, warn func(string, ...any)) error {
+	var stamp time.Time
+	found := false
+	for _, suf := range []string{"", SumSuffix, ManifestSuff} {
+		if st, err := os.Lstat(p + suf); err == nil {
+			if !found || suf == "" {
+				stamp = st.ModTime()
+			}
+			found = true
+		}
+	}
+	if !found {
 		return nil
 	}
-	if err != nil {
-		return err
-	}
-	aside := p + "." + st.ModTime().UTC().Format(StampLayout)
-	for i := 1; ; i++ {
-		if _, err := os.Lstat(aside); os.IsNotExist(err) {
-			break
-		}
-		aside = fmt.Sprintf("%s.%s-%02d", p, st.ModTime().UTC().Format(StampLayout), i)
+	aside := p + "." + stamp.UTC().Format(legacyStampLayout)
+	for i := 1; anyExists(aside, aside+SumSuffix, aside+ManifestSuff); i++ {
+		aside = fmt.Sprintf("%s.%s-%02d", p, stamp.UTC().Format(legacyStampLayout), i)
 	}
 	for _, suf := range []string{"", SumSuffix, ManifestSuff} {
 		if err := os.Rename(p+suf, aside+suf); err != nil && !os.IsNotExist(err) {

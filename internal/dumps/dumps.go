@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -31,12 +32,18 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
 )
 
-// Dump file naming inside heat_dir.
+// Dump file naming inside heat_dir: Prefix + UTC time in StampLayout +
+// ".sql" or ".sql.gz". Each new dump's time is strictly later than every
+// dump already there (see newDumpPath), so "newest" is always the last one
+// written, whatever the clock did.
 const (
 	Prefix       = "heat-db-"
-	StampLayout  = "20060102T150405Z"
+	StampLayout  = "20060102T150405.000000Z"
 	SumSuffix    = ".sha256"
 	ManifestSuff = ".manifest.json"
+	// legacyStampLayout is the whole-second stamp of older dumps, with an
+	// optional "-NN" sequence for dumps within one second.
+	legacyStampLayout = "20060102T150405Z"
 )
 
 // Stack is a top-level stack a dump holds.
@@ -232,22 +239,85 @@ func ContentHash(ctx context.Context, t dbdump.Target) (string, error) {
 	return h.Sum(), nil
 }
 
-// List returns the dumps in dir (files named heat-db-*.sql or *.sql.gz),
-// newest first.
+// dumpExt returns the extension of a dump file name (".sql" or ".sql.gz"),
+// or "" when the name is not a dump's.
+func dumpExt(name string) string {
+	if !strings.HasPrefix(name, Prefix) {
+		return ""
+	}
+	for _, ext := range []string{".sql.gz", ".sql"} {
+		if strings.HasSuffix(name, ext) {
+			return ext
+		}
+	}
+	return ""
+}
+
+// stampOf parses the time and sequence a dump's name carries. ok is false
+// for a name in neither the current nor the legacy layout.
+func stampOf(name string) (t time.Time, seq int, ok bool) {
+	ext := dumpExt(name)
+	if ext == "" {
+		return time.Time{}, 0, false
+	}
+	stamp := strings.TrimSuffix(strings.TrimPrefix(name, Prefix), ext)
+	if t, err := time.Parse(StampLayout, stamp); err == nil {
+		return t, 0, true
+	}
+	base, suffix, hasSeq := strings.Cut(stamp, "-")
+	t, err := time.Parse(legacyStampLayout, base)
+	if err != nil {
+		return time.Time{}, 0, false
+	}
+	if hasSeq {
+		if seq, err = strconv.Atoi(suffix); err != nil || seq < 0 {
+			return time.Time{}, 0, false
+		}
+	}
+	return t, seq, true
+}
+
+// List returns the dumps in dir (regular files named heat-db-*.sql or
+// *.sql.gz), newest first: by the time and sequence their names carry;
+// names that carry none (renamed by hand) come last, in reverse name order.
 func List(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("listing dumps in %s: %w", dir, err)
 	}
-	var out []string
+	type entry struct {
+		name string
+		t    time.Time
+		seq  int
+		ok   bool
+	}
+	var all []entry
 	for _, e := range ents {
 		n := e.Name()
-		if e.Type().IsRegular() && strings.HasPrefix(n, Prefix) && (strings.HasSuffix(n, ".sql") || strings.HasSuffix(n, ".sql.gz")) {
-			out = append(out, filepath.Join(dir, n))
+		if !e.Type().IsRegular() || dumpExt(n) == "" {
+			continue
 		}
+		t, seq, ok := stampOf(n)
+		all = append(all, entry{n, t, seq, ok})
 	}
-	// Names carry a UTC timestamp and sequence: lexical order is time order.
-	sort.Sort(sort.Reverse(sort.StringSlice(out)))
+	sort.Slice(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		switch {
+		case a.ok != b.ok:
+			return a.ok
+		case !a.ok:
+			return a.name > b.name
+		case !a.t.Equal(b.t):
+			return a.t.After(b.t)
+		case a.seq != b.seq:
+			return a.seq > b.seq
+		}
+		return a.name > b.name
+	})
+	out := make([]string, len(all))
+	for i, e := range all {
+		out[i] = filepath.Join(dir, e.name)
+	}
 	return out, nil
 }
 
@@ -319,32 +389,25 @@ func openSQL(path string) (io.Reader, func() error, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening dump %s: %w", path, err)
 	}
-	br := bufio.NewReaderSize(f, 256*1024)
+	rd, closeFn, err := sqlReader(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("dump %s: %w", path, err)
+	}
+	return rd, func() error { closeFn(); return f.Close() }, nil
+}
+
+// sqlReader reads SQL text from r, decompressing gzip (detected by its magic
+// bytes). The returned function releases the decompressor, not r.
+func sqlReader(r io.Reader) (io.Reader, func(), error) {
+	br := bufio.NewReaderSize(r, 256*1024)
 	magic, _ := br.Peek(2)
 	if bytes.Equal(magic, []byte{0x1f, 0x8b}) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			f.Close()
-			return nil, nil, fmt.Errorf("dump %s: %w", path, err)
+			return nil, nil, err
 		}
-		return zr, func() error { zr.Close(); return f.Close() }, nil
+		return zr, func() { zr.Close() }, nil
 	}
-	return br, f.Close, nil
-}
-
-// verifyContent re-reads a dump and checks it decompresses to SQL with the given content hash.
-func verifyContent(path, want string) error {
-	r, closeFn, err := openSQL(path)
-	if err != nil {
-		return err
-	}
-	defer closeFn()
-	h := newContentHasher()
-	if _, err := io.Copy(h, r); err != nil {
-		return fmt.Errorf("verifying %s: %w", path, err)
-	}
-	if got := h.Sum(); got != want {
-		return fmt.Errorf("verifying %s: its content hash %s differs from the dumped %s", path, got, want)
-	}
-	return nil
+	return br, func() {}, nil
 }

@@ -3,10 +3,13 @@
 package fsutil
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -62,19 +65,12 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 // WriteAtomic is WriteFileAtomic for content produced by a function writing to
 // a stream. If fill returns an error, the temporary file is removed and path is
 // left untouched.
-func WriteAtomic(path string, mode os.FileMode, fill func(w io.Writer) error) error {
-	return WriteAtomicHook(path, mode, fill, nil)
-}
-
-// WriteAtomicHook is WriteAtomic with a hook that runs once the new content
-// is complete and synced, just before the rename (for example to move an
-// existing file at path aside). If the hook fails, path is left untouched.
 //
 // The content is written to an unnamed file (Linux O_TMPFILE) that gets a
 // name only once complete: a process killed mid-write, even by SIGKILL,
 // leaves no partial file behind. Where the file system lacks O_TMPFILE, a
 // named temporary file is used and removed on error.
-func WriteAtomicHook(path string, mode os.FileMode, fill func(w io.Writer) error, beforeRename func(path string) error) (err error) {
+func WriteAtomic(path string, mode os.FileMode, fill func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	tmp, named, err := createTemp(dir, filepath.Base(path), mode)
 	if err != nil {
@@ -103,7 +99,7 @@ func WriteAtomicHook(path string, mode os.FileMode, fill func(w io.Writer) error
 	}
 	if !named {
 		// Give the complete file a temporary name, then rename it over path.
-		tmpName = filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d-%d", filepath.Base(path), os.Getpid(), time.Now().UnixNano()))
+		tmpName = filepath.Join(dir, strings.TrimSuffix(tempPrefix(filepath.Base(path)), "*")+strconv.FormatInt(time.Now().UnixNano(), 10))
 		if err = unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", tmp.Fd()), unix.AT_FDCWD, tmpName, unix.AT_SYMLINK_FOLLOW); err != nil {
 			tmpName = ""
 			return fmt.Errorf("naming the temporary file for %s: %w", path, err)
@@ -112,29 +108,150 @@ func WriteAtomicHook(path string, mode os.FileMode, fill func(w io.Writer) error
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("closing the temporary file for %s: %w", path, err)
 	}
-	if beforeRename != nil {
-		if err = beforeRename(path); err != nil {
-			return err
-		}
-	}
 	if err = os.Rename(tmpName, path); err != nil {
 		return fmt.Errorf("renaming %s to %s: %w", tmpName, path, err)
 	}
 	return syncDir(dir)
 }
 
-// createTemp opens an unnamed O_TMPFILE in dir, or a named temporary file
-// where the file system does not support that.
+// createTemp opens an unnamed O_TMPFILE in dir (read-write), or a named
+// temporary file (TempName) where the file system does not support that.
 func createTemp(dir, base string, mode os.FileMode) (*os.File, bool, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, uint32(mode.Perm()))
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(mode.Perm()))
 	if err == nil {
 		return os.NewFile(uintptr(fd), filepath.Join(dir, "(unnamed)")), false, nil
 	}
 	if err != unix.EOPNOTSUPP && err != unix.EISDIR && err != unix.EINVAL {
 		return nil, false, &os.PathError{Op: "open O_TMPFILE", Path: dir, Err: err}
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := os.CreateTemp(dir, tempPrefix(base))
 	return f, true, err
+}
+
+// tempPrefix is the os.CreateTemp pattern of a named temporary file for
+// base: ".BASE.tmp-PID-*", so RemoveStaleTemps can tell a dead writer's
+// leftovers from a live one's.
+func tempPrefix(base string) string {
+	return fmt.Sprintf(".%s.tmp-%d-*", base, os.Getpid())
+}
+
+// Pending is a file being written that has no name yet: an unnamed
+// O_TMPFILE (or, where the file system lacks it, a named temporary file that
+// RemoveStaleTemps cleans up after a crash). Publish gives it its final name
+// in one step; until then no reader can see it, and a writer killed even by
+// SIGKILL leaves nothing under a final name.
+type Pending struct {
+	f       *os.File
+	dir     string
+	tmpName string // named fallback only
+	done    bool
+}
+
+// NewPending opens a pending file in dir with the given mode. base is used
+// only for the name of the fallback temporary file.
+func NewPending(dir, base string, mode os.FileMode) (*Pending, error) {
+	f, named, err := createTemp(dir, base, mode)
+	if err != nil {
+		return nil, fmt.Errorf("creating a temporary file in %s: %w", dir, err)
+	}
+	p := &Pending{f: f, dir: dir}
+	if named {
+		p.tmpName = f.Name()
+	}
+	if err := f.Chmod(mode); err != nil {
+		p.Discard()
+		return nil, fmt.Errorf("setting mode of the temporary file in %s: %w", dir, err)
+	}
+	return p, nil
+}
+
+// File is the open file (read-write) to fill and read back.
+func (p *Pending) File() *os.File { return p.f }
+
+// Sync flushes the content to disk.
+func (p *Pending) Sync() error {
+	if err := p.f.Sync(); err != nil {
+		return fmt.Errorf("syncing the temporary file in %s: %w", p.dir, err)
+	}
+	return nil
+}
+
+// Publish syncs the file and links it into place as path, which must not
+// exist (an existing path is never replaced: the error wraps fs.ErrExist),
+// then syncs the directory. path must be in the pending file's directory.
+func (p *Pending) Publish(path string) error {
+	if p.done {
+		return fmt.Errorf("publishing %s: the temporary file is already closed", path)
+	}
+	if filepath.Dir(path) != filepath.Clean(p.dir) {
+		return fmt.Errorf("publishing %s: not in the directory %s of its temporary file", path, p.dir)
+	}
+	if err := p.Sync(); err != nil {
+		return err
+	}
+	var err error
+	if p.tmpName != "" {
+		err = os.Link(p.tmpName, path)
+	} else {
+		err = unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", p.f.Fd()), unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
+		if err != nil {
+			err = &os.LinkError{Op: "link", Old: "(unnamed)", New: path, Err: err}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("publishing %s: %w", path, err)
+	}
+	p.Discard()
+	return syncDir(p.dir)
+}
+
+// Discard closes the file; an unpublished one is gone with it. Safe to call
+// more than once.
+func (p *Pending) Discard() {
+	if p.done {
+		return
+	}
+	p.done = true
+	p.f.Close()
+	if p.tmpName != "" {
+		os.Remove(p.tmpName)
+	}
+}
+
+// RemoveStaleTemps removes, in dir, the named temporary files WriteAtomic and
+// Pending leave when their writer was killed on a file system without
+// O_TMPFILE (".NAME.tmp-PID-*" whose PID no longer runs), where NAME starts
+// with namePrefix. It returns what it removed.
+func RemoveStaleTemps(dir, namePrefix string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", dir, err)
+	}
+	var removed []string
+	for _, e := range ents {
+		n := e.Name()
+		if !e.Type().IsRegular() || !strings.HasPrefix(n, "."+namePrefix) {
+			continue
+		}
+		i := strings.LastIndex(n, ".tmp-")
+		if i < 0 {
+			continue
+		}
+		pidStr, _, ok := strings.Cut(n[i+len(".tmp-"):], "-")
+		pid, err := strconv.Atoi(pidStr)
+		if !ok || err != nil || pid <= 0 {
+			continue
+		}
+		if err := unix.Kill(pid, 0); pid == os.Getpid() || err == nil || errors.Is(err, unix.EPERM) {
+			continue // its writer may still run
+		}
+		p := filepath.Join(dir, n)
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return removed, fmt.Errorf("removing the leftover %s: %w", p, err)
+		}
+		removed = append(removed, p)
+	}
+	return removed, nil
 }
 
 // syncDir makes a rename in dir durable.
@@ -159,4 +276,30 @@ func SameContent(path string, data []byte, mode os.FileMode) bool {
 	}
 	old, err := os.ReadFile(path)
 	return err == nil && string(old) == string(data)
+}
+
+// LockDir takes an exclusive advisory lock (flock) on the directory itself,
+// waiting up to timeout; it creates nothing. The returned function releases
+// it. Writers that publish several files into one directory hold it so that
+// none of them sees another's half-published set.
+func LockDir(dir string, timeout time.Duration) (func(), error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { unix.Flock(fd, unix.LOCK_UN); unix.Close(fd) }, nil
+		}
+		if err != unix.EWOULDBLOCK || time.Now().After(deadline) {
+			unix.Close(fd)
+			if err == unix.EWOULDBLOCK {
+				return nil, fmt.Errorf("%s is locked by another writer (another dump?) for more than %s: wait for it, or find it with 'fuser %s'", dir, timeout, dir)
+			}
+			return nil, fmt.Errorf("locking %s: %w", dir, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

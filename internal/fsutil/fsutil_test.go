@@ -1,11 +1,14 @@
 package fsutil
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -85,10 +88,14 @@ func TestEnsurePrivateDir(t *testing.T) {
 
 func TestWriteAtomicKilledLeavesNothing(t *testing.T) {
 	if os.Getenv("FSUTIL_CHILD") != "" {
-		// The child: write slowly until killed.
+		// The child: say when the first bytes are written, then write
+		// slowly until killed.
 		WriteAtomic(os.Getenv("FSUTIL_CHILD"), 0o600, func(w io.Writer) error {
-			for {
+			for i := 0; ; i++ {
 				w.Write(make([]byte, 4096))
+				if i == 0 {
+					os.Stdout.WriteString("writing\n")
+				}
 				time.Sleep(time.Millisecond)
 			}
 		})
@@ -99,12 +106,22 @@ func TestWriteAtomicKilledLeavesNothing(t *testing.T) {
 	if err := WriteFileAtomic(p, []byte("previous"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=TestWriteAtomicKilledLeavesNothing")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWriteAtomicKilledLeavesNothing$")
 	cmd.Env = append(os.Environ(), "FSUTIL_CHILD="+p)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Kill it once it is writing, not after a guessed delay.
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.Contains(line, "writing") {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the child did not start writing: %q %v", line, err)
+	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	ents, _ := os.ReadDir(dir)
@@ -117,5 +134,94 @@ func TestWriteAtomicKilledLeavesNothing(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p); string(b) != "previous" {
 		t.Fatalf("previous content lost: %q", b)
+	}
+}
+
+func TestPendingPublish(t *testing.T) {
+	dir := t.TempDir()
+	p, err := NewPending(dir, "x", SecretFileMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Discard()
+	p.File().WriteString("content")
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("a pending file is visible before Publish: %v", ents)
+	}
+	target := filepath.Join(dir, "final")
+	if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Publish(target); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("Publish replaced an existing file (or failed otherwise): %v", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "old" {
+		t.Fatalf("existing file changed: %q", b)
+	}
+	os.Remove(target)
+	if err := p.Publish(target); err != nil {
+		t.Fatal(err)
+	}
+	if !SameContent(target, []byte("content"), SecretFileMode) {
+		t.Fatal("published content or mode differ")
+	}
+	if err := p.Publish(filepath.Join(dir, "again")); err == nil {
+		t.Fatal("a second Publish succeeded")
+	}
+}
+
+func TestRemoveStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadPID := dead.Process.Pid
+	tests := []struct {
+		name    string
+		removed bool
+	}{
+		{fmt.Sprintf(".heat-db-x.sql.gz.tmp-%d-123", deadPID), true},      // writer gone
+		{fmt.Sprintf(".heat-db-x.sql.gz.tmp-%d-123", os.Getpid()), false}, // ourselves
+		{".heat-db-x.sql.gz.tmp-1-123", false},                            // a live pid (init)
+		{fmt.Sprintf(".other.tmp-%d-1", deadPID), false},                  // not our prefix
+		{"heat-db-x.sql.gz", false},                                       // a dump
+		{".heat-db-x.tmp-notapid-1", false},                               // not our naming
+	}
+	for _, tc := range tests {
+		os.WriteFile(filepath.Join(dir, tc.name), nil, 0o600)
+	}
+	removed, err := RemoveStaleTemps(dir, "heat-db-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		_, err := os.Stat(filepath.Join(dir, tc.name))
+		if gone := os.IsNotExist(err); gone != tc.removed {
+			t.Errorf("%s: removed=%v, want %v", tc.name, gone, tc.removed)
+		}
+	}
+	if len(removed) != 1 {
+		t.Errorf("reported %v", removed)
+	}
+}
+
+func TestLockDirExcludes(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := LockDir(dir, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockDir(dir, 100*time.Millisecond); err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("a second lock was granted: %v", err)
+	}
+	unlock()
+	again, err := LockDir(dir, time.Second)
+	if err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+	again()
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("locking created files: %v", ents)
 	}
 }

@@ -68,9 +68,11 @@ func TestStartCheckStop(t *testing.T) {
 	if rec.PGID != rec.PID {
 		t.Fatalf("not its own group: %+v", rec)
 	}
-	time.Sleep(100 * time.Millisecond)
-	if n := len(GroupMembers(rec.PGID)); n < 2 {
-		t.Fatalf("group has %d members", n)
+	// The shell forks its sleep: wait for the group to have both.
+	for deadline := time.Now().Add(10 * time.Second); len(GroupMembers(rec.PGID)) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("group has %d members after 10 s", len(GroupMembers(rec.PGID)))
+		}
 	}
 	if len(FindByArg("trap '' TERM; "+sleep+" 300 & wait")) != 1 {
 		t.Errorf("FindByArg did not find the shell")
