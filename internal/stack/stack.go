@@ -579,7 +579,9 @@ func (r *Request) update(ctx context.Context, c *heatapi.Client, cur *heatapi.St
 	// The resources an update would touch: Heat's preview, only where it
 	// is shown (check mode, diff).
 	if r.o.CheckMode || r.o.Diff {
-		r.previewResources(ctx, c, cur, body, ch)
+		if err := r.previewResources(ctx, c, cur, body, ch); err != nil {
+			return Outcome{Action: ActionNone, Stack: infoOf(cur), Preview: ch}, err
+		}
 	}
 	out.Diff = diffOf(r.o.Name, "update", ch)
 	if r.o.CheckMode {

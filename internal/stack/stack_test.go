@@ -228,6 +228,14 @@ outputs:
 	}
 	base = o
 	noop("after the hidden parameter")
+
+	// Check mode on an update Heat would refuse fails as the update would.
+	o = base
+	o.Parameters = map[string]any{"NoSuchParameter": 1}
+	o.CheckMode = true
+	if out, err := run(t, c, o); err == nil || !strings.Contains(err.Error(), "NoSuchParameter") || out.Changed {
+		t.Errorf("check mode of a refused update: changed=%v %v", out.Changed, err)
+	}
 }
 
 // waitComplete waits for a stack to leave IN_PROGRESS.
