@@ -110,16 +110,16 @@ func stepDeepEdit(t *testing.T, s *Suite) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const anchor = "      config_settings:\n"
+	const anchor = "      ansible_group_vars:\n"
 	if !strings.Contains(string(b), anchor) {
 		t.Fatalf("%s has no %q: the tree changed; pick another edit", p, anchor)
 	}
-	edited := strings.Replace(string(b), anchor, anchor+"        ephemeral_heat_test::edited: deep-edit-seen\n", 1)
+	edited := strings.Replace(string(b), anchor, anchor+"        ephemeral_heat_test_edited: deep-edit-seen\n", 1)
 	if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	checkThenApply(t, s, s.options(t), "chrony-baremetal-ansible.yaml")
-	if !strings.Contains(mustJSON(t, s.Outcome.Outputs["RoleData"]), "deep-edit-seen") {
-		t.Errorf("RoleData does not carry the edit")
+	if !strings.Contains(mustJSON(t, s.Outcome.Outputs), "deep-edit-seen") {
+		t.Errorf("no output carries the edit")
 	}
 }
