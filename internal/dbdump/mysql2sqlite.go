@@ -58,7 +58,7 @@ func ConvertMySQLDump(r io.Reader, w io.Writer) (*MySQLDump, error) {
 
 // RestoreMySQLDumpSQLite converts a MySQL dump (ConvertMySQLDump) and loads
 // it into a new SQLite database at dbPath (RestoreSQLite, whose options
-// apply), then checks every table's rows against the dump's (VerifyLoaded).
+// apply), then checks every table's rows against the dump's (VerifySQLite).
 func RestoreMySQLDumpSQLite(ctx context.Context, r io.Reader, dbPath string, opts ...Option) (Stats, *MySQLDump, error) {
 	pr, pw := io.Pipe()
 	type result struct {
@@ -80,7 +80,7 @@ func RestoreMySQLDumpSQLite(ctx context.Context, r io.Reader, dbPath string, opt
 	if err != nil {
 		return st, conv.d, err
 	}
-	if err := conv.d.VerifyLoaded(ctx, Target{Kind: KindSQLite, Path: dbPath}); err != nil {
+	if err := conv.d.VerifySQLite(ctx, dbPath); err != nil {
 		return st, conv.d, fmt.Errorf("sqlite restore into %s: %w", dbPath, err)
 	}
 	return st, conv.d, nil

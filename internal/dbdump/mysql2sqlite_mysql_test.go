@@ -146,7 +146,6 @@ func TestMySQLDumpIntoSQLiteAndMySQL(t *testing.T) {
 	s := mariadbtest.Start(t)
 	ctx := context.Background()
 	fillHeatLike(t, s, "src")
-	src := Target{Kind: KindMySQL, DSN: s.DSN("src")}
 
 	for i, opts := range [][]string{
 		nil, // what python-tripleoclient runs: mysqldump heat
@@ -165,7 +164,7 @@ func TestMySQLDumpIntoSQLiteAndMySQL(t *testing.T) {
 			if d.TableRows["event"] != 3001 || d.TableRows["odd_types"] != 3 || len(d.Tables) != 6 {
 				t.Fatalf("scan: %v %v", d.Tables, d.TableRows)
 			}
-			if err := d.VerifyLoaded(ctx, src); err != nil {
+			if err := d.VerifyMySQL(ctx, s.DSN("src")); err != nil {
 				t.Fatalf("the dump does not match its source: %v", err)
 			}
 
@@ -208,7 +207,7 @@ func TestMySQLDumpIntoSQLiteAndMySQL(t *testing.T) {
 			if _, err := RestoreMySQL(ctx, s.DSN(fmt.Sprintf("asis%d", i)), bytes.NewReader(dump)); err != nil {
 				t.Fatal(err)
 			}
-			if err := d.VerifyLoaded(ctx, Target{Kind: KindMySQL, DSN: s.DSN(fmt.Sprintf("asis%d", i))}); err != nil {
+			if err := d.VerifyMySQL(ctx, s.DSN(fmt.Sprintf("asis%d", i))); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -224,7 +223,7 @@ func TestMySQLDumpIntoSQLiteAndMySQL(t *testing.T) {
 			t.Fatal(err)
 		}
 		mysqlExec(t, s.Open(t, "changed"), "UPDATE event SET resource_properties = 0x00FF2722 WHERE uuid = 'uuid-1'")
-		err = d.VerifyLoaded(ctx, Target{Kind: KindMySQL, DSN: s.DSN("changed")})
+		err = d.VerifyMySQL(ctx, s.DSN("changed"))
 		if err == nil || !strings.Contains(err.Error(), "table event has the dump's 3001 rows but their values differ") {
 			t.Fatalf("verify after a change: %v", err)
 		}

@@ -244,7 +244,7 @@ func TestConvertMySQLDumpValues(t *testing.T) {
 	}
 
 	// The check after loading sees any difference.
-	if err := d.VerifyLoaded(context.Background(), Target{Kind: KindSQLite, Path: path}); err != nil {
+	if err := d.VerifySQLite(context.Background(), path); err != nil {
 		t.Fatalf("verify: %v", err)
 	}
 	for _, tc := range []struct{ stmt, want string }{
@@ -255,7 +255,7 @@ func TestConvertMySQLDumpValues(t *testing.T) {
 		copyPath := filepath.Join(t.TempDir(), "copy.sqlite")
 		execAll(t, db, "VACUUM INTO '"+copyPath+"'")
 		execAll(t, openSQLite(t, copyPath), tc.stmt)
-		err := d.VerifyLoaded(context.Background(), Target{Kind: KindSQLite, Path: copyPath})
+		err := d.VerifySQLite(context.Background(), copyPath)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("after %s: %v, want %q", tc.stmt, err, tc.want)
 		}

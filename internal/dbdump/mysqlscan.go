@@ -10,7 +10,7 @@ import (
 
 // MySQLDump is what ScanMySQLDump (or ConvertMySQLDump) learned from the
 // SQL text of a MySQL dump (mysqldump output, or DumpMySQL's): its tables,
-// their rows, and a digest of every table's rows that VerifyLoaded compares
+// their rows, and a digest of every table's rows that VerifySQLite and VerifyMySQL compare
 // with a database the dump was loaded into.
 type MySQLDump struct {
 	Tables    []string         // in the order the dump creates them

@@ -302,37 +302,42 @@ func canonicalLive(dst []byte, c *myColumn, v any, mysqlSide bool) ([]byte, erro
 	return append(dst, text...), nil
 }
 
-// VerifyLoaded checks that the database t holds exactly the rows of every
-// table of the dump (an order-independent digest of each table's rows,
-// values compared in canonical form). It reads the whole database once.
-func (d *MySQLDump) VerifyLoaded(ctx context.Context, t Target) error {
-	var db *sql.DB
-	var conn *sql.Conn
-	var err error
-	quote := sqliteQuoteIdent
-	if t.Kind == KindSQLite {
-		uri, uerr := sqliteURI(t.Path, fmt.Sprintf("mode=ro&_pragma=busy_timeout(%d)", sqliteBusyTimeoutMS))
-		if uerr != nil {
-			return uerr
-		}
-		db, err = sql.Open("sqlite", uri)
-	} else {
-		connector, _, cerr := mysqlConnector(t.DSN)
-		if cerr != nil {
-			return cerr
-		}
-		db = sql.OpenDB(connector)
-		quote = mysqlIdent
-	}
+// VerifySQLite checks that the SQLite database file dbPath holds exactly
+// the rows of every table of the dump: an order-independent digest of each
+// table's rows, values compared in canonical form. It reads the whole
+// database once.
+func (d *MySQLDump) VerifySQLite(ctx context.Context, dbPath string) error {
+	uri, err := sqliteURI(dbPath, fmt.Sprintf("mode=ro&_pragma=busy_timeout(%d)", sqliteBusyTimeoutMS))
 	if err != nil {
 		return err
 	}
+	db, err := sql.Open("sqlite", uri)
+	if err != nil {
+		return err
+	}
+	return d.verify(ctx, db, false)
+}
+
+// VerifyMySQL is VerifySQLite for the MySQL database of a
+// go-sql-driver/mysql DSN.
+func (d *MySQLDump) VerifyMySQL(ctx context.Context, dsn string) error {
+	connector, _, err := mysqlConnector(dsn)
+	if err != nil {
+		return err
+	}
+	return d.verify(ctx, sql.OpenDB(connector), true)
+}
+
+func (d *MySQLDump) verify(ctx context.Context, db *sql.DB, mysqlSide bool) error {
 	defer db.Close()
-	if conn, err = db.Conn(ctx); err != nil {
+	conn, err := db.Conn(ctx)
+	if err != nil {
 		return fmt.Errorf("checking the loaded rows: %w", err)
 	}
 	defer conn.Close()
-	if t.Kind == KindMySQL {
+	quote := sqliteQuoteIdent
+	if mysqlSide {
+		quote = mysqlIdent
 		// TIMESTAMP values as the dump has them (mysqldump writes UTC).
 		if _, err := conn.ExecContext(ctx, "SET SESSION time_zone='+00:00'"); err != nil {
 			return fmt.Errorf("checking the loaded rows: %w", err)
@@ -341,7 +346,7 @@ func (d *MySQLDump) VerifyLoaded(ctx context.Context, t Target) error {
 	var problems []string
 	for _, name := range d.Tables {
 		tb := d.tables[name]
-		got, err := liveDigest(ctx, conn, tb, quote, t.Kind == KindMySQL)
+		got, err := liveDigest(ctx, conn, tb, quote, mysqlSide)
 		if err != nil {
 			return fmt.Errorf("checking the loaded rows of table %s: %w", name, err)
 		}

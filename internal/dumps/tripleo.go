@@ -433,7 +433,7 @@ func restoreTripleO(ctx context.Context, o RestoreOptions, t dbdump.Target, path
 	if err != nil {
 		return r, err
 	}
-	if exists && d.SQL.VerifyLoaded(ctx, t) == nil {
+	if exists && verifyLoaded(ctx, d.SQL, t) == nil {
 		r.Msg = fmt.Sprintf("%s already holds the content of %s", Describe(t), d.Path)
 		return r, nil
 	}
@@ -465,7 +465,7 @@ func restoreTripleO(ctx context.Context, o RestoreOptions, t dbdump.Target, path
 		st, _, err = dbdump.RestoreMySQLDumpSQLite(ctx, rd, t.Path, dbdump.WithOverwrite())
 	} else if err = createMySQLDatabase(ctx, t, exists); err == nil {
 		if st, err = dbdump.RestoreMySQL(ctx, t.DSN, rd, dbdump.WithOverwrite()); err == nil {
-			err = d.SQL.VerifyLoaded(ctx, t)
+			err = verifyLoaded(ctx, d.SQL, t)
 		}
 	}
 	if err != nil {
@@ -486,4 +486,12 @@ func restoreTripleO(ctx context.Context, o RestoreOptions, t dbdump.Target, path
 		r.Msg += "; copied from " + path
 	}
 	return r, nil
+}
+
+// verifyLoaded checks every row of t against the dump's.
+func verifyLoaded(ctx context.Context, d *dbdump.MySQLDump, t dbdump.Target) error {
+	if t.Kind == dbdump.KindSQLite {
+		return d.VerifySQLite(ctx, t.Path)
+	}
+	return d.VerifyMySQL(ctx, t.DSN)
 }
