@@ -58,14 +58,19 @@ const InstallHint = "install it with: apt-get install -y --no-install-recommends
 
 // Options are the module's parameters.
 type Options struct {
-	State          string
-	HeatType       string
-	HeatDir        string
-	APIPort        int
-	BindHost       string
-	Database       string
-	DatabaseURL    string
-	RestoreDB      bool
+	State       string
+	HeatType    string
+	HeatDir     string
+	APIPort     int
+	BindHost    string
+	Database    string
+	DatabaseURL string
+	RestoreDB   bool
+	// RestoreFrom is the dump restore_db loads ("" = the newest in HeatDir):
+	// a file (ours, or tripleoclient's heat-db.sql-*.tar.bzip2, which is
+	// copied into HeatDir first), or a directory standing for its newest
+	// dump (a tripleoclient working dir). Giving it implies RestoreDB.
+	RestoreFrom    string
 	Timeout        time.Duration
 	HeatAllCommand string
 	CheckMode      bool
@@ -131,6 +136,9 @@ type Record struct {
 }
 
 func (o *Options) defaults() {
+	if o.RestoreFrom != "" {
+		o.RestoreDB = true
+	}
 	if o.State == "" {
 		o.State = Started
 	}
@@ -372,7 +380,7 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 	}
 	var restored *dumps.Result
 	if o.RestoreDB {
-		r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: o.HeatDir, Warn: o.Warn, Secret: o.Secret})
+		r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: o.HeatDir, Dump: o.RestoreFrom, Warn: o.Warn, Secret: o.Secret})
 		if err != nil {
 			return Outcome{}, fmt.Errorf("restore_db: %w", err)
 		}
@@ -633,7 +641,7 @@ func (o *Options) recordedPodman() bool {
 func (o *Options) podOptions() podheat.Options {
 	return podheat.Options{
 		State: o.State, HeatType: o.HeatType, HeatDir: o.HeatDir, APIPort: o.APIPort, BindHost: o.BindHost,
-		Database: o.Database, DatabaseURL: o.DatabaseURL, TransportURL: o.TransportURL, RestoreDB: o.RestoreDB,
+		Database: o.Database, DatabaseURL: o.DatabaseURL, TransportURL: o.TransportURL, RestoreDB: o.RestoreDB, RestoreFrom: o.RestoreFrom,
 		Image: o.Image, APIImage: o.APIImage, EngineImage: o.EngineImage, EngineWorkers: o.EngineWorkers,
 		Socket: o.PodmanSocket, Timeout: o.Timeout, CheckMode: o.CheckMode, ExtraConf: o.ExtraConf,
 		StockConf: o.StockConf, StopGrace: o.StopGrace, Warn: o.Warn, Secret: o.Secret,

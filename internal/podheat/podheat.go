@@ -81,6 +81,9 @@ type Options struct {
 	// db_sync (heat-engine waits for it). A healthy running Heat is kept
 	// as it is (no restore).
 	RestoreDB bool
+	// RestoreFrom is the dump to load ("" = the newest in HeatDir; see
+	// dumps.RestoreOptions.Dump).
+	RestoreFrom string
 	// TransportURL is an existing RabbitMQ (pod only); "" runs its own.
 	TransportURL  string
 	Image         string

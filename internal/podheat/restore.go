@@ -33,7 +33,7 @@ func (o *Options) restore(ctx context.Context) (*dumps.Result, error) {
 				"the only host directory the container sees: remove the [database] connection override", t.Path, o.HeatDir)
 		}
 	}
-	r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: o.HeatDir, Warn: o.Warn, Secret: o.Secret})
+	r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: o.HeatDir, Dump: o.RestoreFrom, Warn: o.Warn, Secret: o.Secret})
 	if err != nil {
 		return nil, fmt.Errorf("restore_db: %w", err)
 	}
@@ -85,7 +85,7 @@ func (o *Options) restoreIntoPod(ctx, pctx context.Context) (*dumps.Result, erro
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: o.HeatDir, Warn: o.Warn, Secret: o.Secret})
+	r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: o.HeatDir, Dump: o.RestoreFrom, Warn: o.Warn, Secret: o.Secret})
 	if err != nil {
 		return nil, fmt.Errorf("restore_db: %w", err)
 	}
