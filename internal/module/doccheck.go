@@ -26,7 +26,6 @@ type sidecarOption struct {
 	Required bool     `yaml:"required"`
 	Default  any      `yaml:"default"`
 	Choices  []string `yaml:"choices"`
-	NoLog    bool     `yaml:"no_log"`
 	Elements string   `yaml:"elements"`
 }
 
@@ -45,26 +44,29 @@ func loadSidecar(path string) (*sidecarDoc, error) {
 	return &doc, nil
 }
 
-// The keys an option and a return value may have (ansible-test
-// validate-modules' schema, which does not read binary modules' docs).
-var (
-	optionKeys = keySet("description", "type", "required", "default", "choices", "elements", "no_log",
-		"aliases", "version_added", "suboptions", "options", "apply_defaults", "mutually_exclusive")
-	returnKeys = keySet("description", "returned", "type", "elements", "sample", "contains", "version_added")
-)
-
-func keySet(keys ...string) map[string]bool {
-	m := map[string]bool{}
-	for _, k := range keys {
-		m[k] = true
-	}
-	return m
+// docKeys are the keys an option or a return value may have, true for those
+// it must have: ansible-core 2.14's validate-modules schema for modules
+// (which that test applies to Python modules only, not to binary ones).
+type docKeys struct {
+	allowed  map[string]bool
+	nested   string // suboptions, contains
+	topLevel string // a key required at the top level only
 }
 
+var (
+	optionKeys = docKeys{allowed: map[string]bool{"description": true, "required": false, "choices": false,
+		"aliases": false, "version_added": false, "version_added_collection": false, "default": false,
+		"type": false, "elements": false, "suboptions": false}, nested: "suboptions"}
+	returnKeys = docKeys{allowed: map[string]bool{"description": true, "returned": false, "version_added": false,
+		"version_added_collection": false, "sample": false, "example": false, "elements": false,
+		"choices": false, "type": true, "contains": false}, nested: "contains", topLevel: "returned"}
+)
+
 // badKeys lists the entries of a map of options (or return values), and of
-// their suboptions (contains), that have a key outside allowed: the usual
-// cause is an unquoted comma in a flow mapping ({description: a, b, type: str}).
-func badKeys(where string, entries any, allowed map[string]bool, nested string) []string {
+// their suboptions (contains), that lack a required key or have one the
+// schema does not know: the usual cause is an unquoted comma in a flow
+// mapping ({description: a, b, type: str}).
+func badKeys(where string, entries any, keys docKeys, top bool) []string {
 	m, ok := entries.(map[string]any)
 	if !ok {
 		return nil
@@ -77,16 +79,21 @@ func badKeys(where string, entries any, allowed map[string]bool, nested string) 
 			continue
 		}
 		for _, k := range sortedKeysOf(e) {
-			if !allowed[k] {
+			if _, ok := keys.allowed[k]; !ok {
 				out = append(out, fmt.Sprintf("%s.%s has an unknown key %q (an unquoted comma or colon in a flow mapping?)", where, name, k))
 			}
 		}
-		out = append(out, badKeys(where+"."+name+"."+nested, e[nested], allowed, nested)...)
+		for _, k := range sortedKeysOf(keys.allowed) {
+			if _, ok := e[k]; !ok && (keys.allowed[k] || (top && k == keys.topLevel)) {
+				out = append(out, fmt.Sprintf("%s.%s lacks %s", where, name, k))
+			}
+		}
+		out = append(out, badKeys(where+"."+name+"."+keys.nested, e[keys.nested], keys, false)...)
 	}
 	return out
 }
 
-func sortedKeysOf(m map[string]any) []string {
+func sortedKeysOf[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -97,7 +104,9 @@ func sortedKeysOf(m map[string]any) []string {
 
 // CheckSidecar compares a module's sidecar documentation (plugins/modules/NAME.yml)
 // with its spec, so the docs stay true to the code: the same options, types,
-// list elements, required flags, defaults, choices and no_log.
+// list elements, required flags, defaults and choices; and that every option
+// and return value has the keys the module documentation schema requires and
+// no others.
 func CheckSidecar(spec *Spec, path string) error {
 	doc, err := loadSidecar(path)
 	if err != nil {
@@ -111,9 +120,9 @@ func CheckSidecar(spec *Spec, path string) error {
 		problems = append(problems, "EXAMPLES or RETURN is empty")
 	}
 	if d, ok := doc.raw["DOCUMENTATION"].(map[string]any); ok {
-		problems = append(problems, badKeys("options", d["options"], optionKeys, "suboptions")...)
+		problems = append(problems, badKeys("options", d["options"], optionKeys, true)...)
 	}
-	problems = append(problems, badKeys("RETURN", doc.raw["RETURN"], returnKeys, "contains")...)
+	problems = append(problems, badKeys("RETURN", doc.raw["RETURN"], returnKeys, true)...)
 	seen := map[string]bool{}
 	for _, p := range spec.Params {
 		seen[p.Name] = true
@@ -140,9 +149,6 @@ func CheckSidecar(spec *Spec, path string) error {
 		}
 		if a, c := sortedCopy(o.Choices), sortedCopy(p.Choices); strings.Join(a, ",") != strings.Join(c, ",") {
 			problems = append(problems, fmt.Sprintf("option %s: documented choices %v, code %v", p.Name, o.Choices, p.Choices))
-		}
-		if o.NoLog != p.NoLog {
-			problems = append(problems, fmt.Sprintf("option %s: documented no_log=%v, code %v", p.Name, o.NoLog, p.NoLog))
 		}
 	}
 	for name := range doc.Documentation.Options {

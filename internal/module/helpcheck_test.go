@@ -30,15 +30,15 @@ const helpSidecar = `---
 DOCUMENTATION:
   module: help_module
   options:
-    name: {type: str, required: true}
-    state: {type: str, default: present, choices: [present, absent]}
-    count: {type: int, default: 3}
-    enabled: {type: bool, default: false}
-    dir: {type: path}
-    files: {type: list, elements: path}
-    checks: {type: list, elements: str, default: [a, b]}
-    vars: {type: dict}
-    empty: {type: str, default: ""}
+    name: {description: d, type: str, required: true}
+    state: {description: d, type: str, default: present, choices: [present, absent]}
+    count: {description: d, type: int, default: 3}
+    enabled: {description: d, type: bool, default: false}
+    dir: {description: d, type: path}
+    files: {description: d, type: list, elements: path}
+    checks: {description: d, type: list, elements: str, default: [a, b]}
+    vars: {description: d, type: dict}
+    empty: {description: d, type: str, default: ""}
 EXAMPLES: |
   - name: x
 RETURN:
@@ -83,7 +83,9 @@ func TestCheckHelp(t *testing.T) {
 		wantErr []string
 	}{
 		{"agree", func(s string) string { return s }, nil},
-		{"type", func(s string) string { return strings.Replace(s, "count: {type: int", "count: {type: str", 1) },
+		{"type", func(s string) string {
+			return strings.Replace(s, "count: {description: d, type: int", "count: {description: d, type: str", 1)
+		},
 			[]string{"option count: --help says type int, the docs str"}},
 		{"elements", func(s string) string { return strings.Replace(s, "elements: path", "elements: str", 1) },
 			[]string{"option files: --help says a list of path, the docs of str"}},
@@ -98,9 +100,9 @@ func TestCheckHelp(t *testing.T) {
 		{"choices", func(s string) string { return strings.Replace(s, "[present, absent]", "[present, gone]", 1) },
 			[]string{"option state: --help says choices [present absent], the docs [present gone]"}},
 		{"documented only", func(s string) string {
-			return strings.Replace(s, "    vars: {type: dict}\n", "    vars: {type: dict}\n    extra: {type: str}\n", 1)
+			return strings.Replace(s, "    vars: {description: d, type: dict}\n", "    vars: {description: d, type: dict}\n    extra: {description: d, type: str}\n", 1)
 		}, []string{"option extra is documented but --help lacks --extra"}},
-		{"undocumented", func(s string) string { return strings.Replace(s, "    vars: {type: dict}\n", "", 1) },
+		{"undocumented", func(s string) string { return strings.Replace(s, "    vars: {description: d, type: dict}\n", "", 1) },
 			[]string{"--help lists --vars, which the docs do not document"}},
 	}
 	for _, tc := range tests {
@@ -156,12 +158,15 @@ func TestCheckSidecarFindsDrift(t *testing.T) {
 		t.Fatalf("agreeing docs: %v", err)
 	}
 	for edit, want := range map[[2]string]string{
-		{"elements: path", "elements: str"}:                                                                         "option files: documented elements",
-		{"dir: {type: path}", "dir: {type: path, no_log: true}"}:                                                    "option dir: documented no_log=true",
+		{"elements: path", "elements: str"}: "option files: documented elements",
+		{"dir: {description: d, type: path}", "dir: {description: d, type: path, no_log: true}"}:                    `options.dir has an unknown key "no_log"`,
+		{"x: {description: x, returned: always, type: str}", "x: {description: x, type: str}"}:                      "RETURN.x lacks returned",
+		{"x: {description: x, returned: always, type: str}", "x: {returned: always, type: str}"}:                    "RETURN.x lacks description",
+		{"name: {description: d, type: str", "name: {type: str"}:                                                    "options.name lacks description",
 		{"default: [a, b]", "default: [b, a]"}:                                                                      "option checks: documented default b,a, code a,b",
-		{"vars: {type: dict}", "vars: {type: dict, elements: str}"}:                                                 "option vars: documents elements but is not a list",
+		{"vars: {description: d, type: dict}", "vars: {description: d, type: dict, elements: str}"}:                 "option vars: documents elements but is not a list",
 		{"x: {description: x, returned: always, type: str}", "x: {description: x, y, returned: always, type: str}"}: `RETURN.x has an unknown key "y"`,
-		{"dir: {type: path}", "dir: {type: path, description: a, b}"}:                                               `options.dir has an unknown key "b"`,
+		{"dir: {description: d, type: path}", "dir: {description: a, b, type: path}"}:                               `options.dir has an unknown key "b"`,
 	} {
 		err := CheckSidecar(helpSpec, write(strings.Replace(helpSidecar, edit[0], edit[1], 1)))
 		if err == nil || !strings.Contains(err.Error(), want) {
