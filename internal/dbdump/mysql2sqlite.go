@@ -92,7 +92,16 @@ type sqliteConverter struct {
 	indexes []string        // CREATE INDEX statements, written after the rows
 	row     []byte
 	err     error
+	// The open multi-row INSERT: its table and mode, and its size so far
+	// (0 when none is open).
+	insTable *myTable
+	insMode  string
+	insLen   int
 }
+
+// maxInsertBytes bounds the multi-row INSERTs of the converted SQL (one per
+// INSERT of the dump, split when longer).
+const maxInsertBytes = 1 << 20
 
 var mysqlAutoFKName = regexp.MustCompile(`^(.*)_ibfk_[0-9]+$`)
 
@@ -219,10 +228,7 @@ func joinIdents(names []string) string {
 }
 
 func (c *sqliteConverter) insertRow(tb *myTable, mode string, vals []myValue) error {
-	b := append(c.row[:0], mode...)
-	b = append(b, " INTO "...)
-	b = append(b, sqliteIdent(tb.name)...)
-	b = append(b, " VALUES("...)
+	b := append(c.row[:0], '(')
 	for i, col := range tb.cols {
 		if i > 0 {
 			b = append(b, ',')
@@ -232,11 +238,33 @@ func (c *sqliteConverter) insertRow(tb *myTable, mode string, vals []myValue) er
 			return fmt.Errorf("column %s: %w", col.name, err)
 		}
 	}
-	b = append(b, ");\n"...)
+	b = append(b, ')')
 	c.row = b
+	switch {
+	case c.insLen > 0 && (c.insTable != tb || c.insMode != mode || c.insLen+len(b) > maxInsertBytes):
+		c.w.WriteString(";\n")
+		c.insLen = 0
+		fallthrough
+	case c.insLen == 0:
+		head := mode + " INTO " + sqliteIdent(tb.name) + " VALUES"
+		c.w.WriteString(head)
+		c.insTable, c.insMode, c.insLen = tb, mode, len(head)
+	default:
+		c.w.WriteByte(',')
+		c.insLen++
+	}
+	c.insLen += len(b)
 	if _, err := c.w.Write(b); err != nil {
 		c.err = fmt.Errorf("write converted SQL: %w", err)
 		return c.err
+	}
+	return nil
+}
+
+func (c *sqliteConverter) endInsert() error {
+	if c.insLen > 0 {
+		c.w.WriteString(";\n")
+		c.insLen = 0
 	}
 	return nil
 }

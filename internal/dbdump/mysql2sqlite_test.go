@@ -367,3 +367,36 @@ func TestScanMySQLDumpRows(t *testing.T) {
 		t.Errorf("scan refused a dump MySQL loads: %v", err)
 	}
 }
+
+func TestConvertMySQLDumpSplitsLongInserts(t *testing.T) {
+	big := strings.Repeat("x", 400<<10)
+	dump := "CREATE TABLE `t` (`id` int NOT NULL, `v` longtext, PRIMARY KEY (`id`));\n" +
+		"INSERT INTO `t` VALUES (1,'" + big + "'),(2,'" + big + "'),(3,'" + big + "'),(4,'small');\n" +
+		// mysqldump --replace and --insert-ignore (rows never collide in a dump).
+		"INSERT INTO `t` VALUES (5,'a');\nREPLACE INTO `t` VALUES (6,'b');\nINSERT IGNORE INTO `t` VALUES (7,'c'),(8,'d');\n"
+	var out bytes.Buffer
+	if _, err := ConvertMySQLDump(strings.NewReader(dump), &out); err != nil {
+		t.Fatal(err)
+	}
+	var heads []string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if i := strings.Index(line, " VALUES("); i > 0 && strings.HasPrefix(line, "INSERT") {
+			heads = append(heads, line[:i]+fmt.Sprintf(" %d rows", strings.Count(line, "),(")+1))
+		}
+	}
+	want := []string{"INSERT INTO t 2 rows", "INSERT INTO t 2 rows", "INSERT INTO t 1 rows", "INSERT OR REPLACE INTO t 1 rows", "INSERT OR IGNORE INTO t 2 rows"}
+	if !reflect.DeepEqual(heads, want) {
+		t.Errorf("statements %q, want %q", heads, want)
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if len(line) > maxInsertBytes+len(big) {
+			t.Errorf("a %d-byte statement", len(line))
+		}
+	}
+	db, _, _ := loadConverted(t, dump)
+	var n int
+	var v string
+	if err := db.QueryRow("SELECT count(*), (SELECT v FROM t WHERE id = 6) FROM t").Scan(&n, &v); err != nil || n != 8 || v != "b" {
+		t.Errorf("loaded %d rows, id 6 = %q, %v", n, v, err)
+	}
+}

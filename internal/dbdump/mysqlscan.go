@@ -47,6 +47,7 @@ func ScanMySQLDump(r io.Reader, onRow RowFunc) (*MySQLDump, error) {
 type dumpHandler interface {
 	createTable(t *myTable) error
 	insertRow(t *myTable, mode string, vals []myValue) error
+	endInsert() error // after the last row of an INSERT statement
 	view(name string) error
 	finish(d *MySQLDump) error
 }
@@ -319,6 +320,9 @@ name:
 		if t.kind == myEOF {
 			if l.err != nil {
 				return l.err
+			}
+			if s.h != nil {
+				return s.h.endInsert()
 			}
 			return nil
 		}

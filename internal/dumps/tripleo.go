@@ -366,6 +366,9 @@ func adoptTripleO(src, heatDir string) (*TripleODump, bool, error) {
 		return nil, false, err
 	}
 	defer unlock()
+	if _, err := fsutil.RemoveStaleTemps(heatDir, TripleOPrefix); err != nil {
+		return nil, false, fmt.Errorf("cleaning up after an interrupted copy into %s: %w", heatDir, err)
+	}
 	pending, err := fsutil.NewPending(heatDir, base, fsutil.SecretFileMode)
 	if err != nil {
 		return nil, false, fmt.Errorf("copying %s into %s: %w", src, heatDir, err)
