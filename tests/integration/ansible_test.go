@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 )
@@ -111,7 +111,7 @@ func TestLaunchThroughAnsible(t *testing.T) {
 			t.Fatalf("%s: heat_dir exists=%v, want %v", s.name, err == nil, s.wantDir)
 		}
 		if !s.wantUp {
-			if ps := proc.FindByArg(filepath.Join(dir, heatconf.HeatConf)); len(ps) != 0 {
+			if ps := proc.FindByArg(filepath.Join(dir, heatdir.HeatConf)); len(ps) != 0 {
 				t.Fatalf("%s: Heat processes left: %+v", s.name, ps)
 			}
 		}
