@@ -301,6 +301,38 @@ func StopGroup(pgid int, grace, killWait time.Duration) error {
 	return fmt.Errorf("processes %v of group %d survived SIGKILL", GroupMembers(pgid), pgid)
 }
 
+// StopPID is StopGroup for one process that is not a group leader: SIGTERM,
+// then SIGKILL after grace.
+func StopPID(pid int, grace, killWait time.Duration) error {
+	if pid <= 1 {
+		return fmt.Errorf("refusing to signal pid %d", pid)
+	}
+	gone := func() bool { info, err := Inspect(pid); return err != nil || info.Zombie() }
+	if gone() {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	if waitFor(gone, grace) {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	if waitFor(gone, killWait) {
+		return nil
+	}
+	return fmt.Errorf("pid %d survived SIGKILL", pid)
+}
+
+func waitFor(cond func() bool, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return true
+}
+
 func waitGroupGone(pgid int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for {

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
@@ -87,7 +88,7 @@ func (b *Backend) Start(ctx context.Context, s *backend.Spec, rec *heatdir.Recor
 	}
 	conf := s.Dir.File(heatdir.HeatConf)
 	pythonDir := s.Dir.File(heatdir.PythonDir)
-	if err := b.dbSync(ctx, s, conf, pythonDir); err != nil {
+	if err := b.dbSync(ctx, s, rec, conf, pythonDir); err != nil {
 		return err
 	}
 	argv := append(append([]string(nil), b.heatAll...), "--config-file", conf)
@@ -101,12 +102,15 @@ func (b *Backend) Start(ctx context.Context, s *backend.Spec, rec *heatdir.Recor
 	return nil
 }
 
-func (b *Backend) dbSync(ctx context.Context, s *backend.Spec, conf, pythonDir string) error {
+func (b *Backend) dbSync(ctx context.Context, s *backend.Spec, rec *heatdir.Record, conf, pythonDir string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, b.heatManage, "--config-file", conf, "db_sync")
 	cmd.Dir = s.Dir.Path()
-	cmd.Env = Env(pythonDir)
+	// Tagged in a group of its own: a launcher killed during db_sync leaves
+	// it for the next launch to find and stop.
+	cmd.Env = append(Env(pythonDir), rec.Tag())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.CombinedOutput()
 	logPath := s.Dir.Log(dbSyncLog)
 	if werr := os.WriteFile(logPath, out, heatdir.FileMode); werr != nil && err == nil {
@@ -186,25 +190,34 @@ func (b *Backend) StopHeat(ctx context.Context, s *backend.Spec, rec *heatdir.Re
 	return b.Remove(ctx, s, rec)
 }
 
-// Remove stops what Find lists: each process group whose leader is ours
-// (SIGTERM, SIGKILL after StopGrace), and tagged processes outside such a
-// group one by one.
+// Remove stops what Find lists: each process group led by a process of
+// ours (SIGTERM, SIGKILL after StopGrace), and a tagged process in a group
+// that is not ours on its own.
 func (b *Backend) Remove(_ context.Context, s *backend.Spec, rec *heatdir.Record) error {
 	grace := s.StopGrace
 	if grace <= 0 {
 		grace = 15 * time.Second
 	}
 	for _, g := range ownGroups(rec) {
-		if err := proc.StopGroup(g.PGID, grace, 10*time.Second); err != nil {
+		stop := proc.StopGroup
+		if g.PGID != g.PID {
+			stop = proc.StopPID
+		}
+		id := g.PGID
+		if g.PGID != g.PID {
+			id = g.PID
+		}
+		if err := stop(id, grace, 10*time.Second); err != nil {
 			return fmt.Errorf("stopping Heat: %w", err)
 		}
 	}
 	return nil
 }
 
-// ownGroups lists the process groups to stop: the recorded heat-all's when
-// it checks out, and the groups of processes carrying the launch's tag
-// (the caller's own group excepted: the watchdog carries the tag too).
+// ownGroups lists what to stop: the recorded heat-all's process group when
+// it checks out; the groups led by a process carrying the launch's tag; and
+// tagged processes in a group whose leader is not ours (the caller's own
+// group excepted: the watchdog carries the tag too), as PID != PGID.
 func ownGroups(rec *heatdir.Record) []proc.Info {
 	if rec == nil {
 		return nil
@@ -215,16 +228,23 @@ func ownGroups(rec *heatdir.Record) []proc.Info {
 	if rec.Process != nil {
 		if alive, _ := rec.Process.Check(); alive {
 			seen[rec.Process.PGID] = true
-			out = append(out, proc.Info{PID: rec.Process.PID, PGID: rec.Process.PGID, Cmdline: rec.Process.Cmdline})
+			out = append(out, proc.Info{PID: rec.Process.PGID, PGID: rec.Process.PGID, Cmdline: rec.Process.Cmdline})
 		}
 	}
-	for _, info := range proc.FindTagged(rec.Tag()) {
-		pgid := info.PGID
-		if pgid <= 1 {
-			continue
+	tagged := proc.FindTagged(rec.Tag())
+	leaders := map[int]bool{}
+	for _, info := range tagged {
+		if info.PID == info.PGID {
+			leaders[info.PID] = true
 		}
-		if !seen[pgid] {
-			seen[pgid] = true
+	}
+	for _, info := range tagged {
+		switch {
+		case info.PGID <= 1 || seen[info.PGID] || info.PID == os.Getpid():
+		case leaders[info.PGID]:
+			seen[info.PGID] = true
+			out = append(out, proc.Info{PID: info.PGID, PGID: info.PGID, Cmdline: info.Cmdline})
+		default:
 			out = append(out, info)
 		}
 	}
