@@ -17,6 +17,9 @@ func CheckSidecar(spec *Spec, path string) error {
 	if err != nil {
 		return fmt.Errorf("reading the module documentation: %w", err)
 	}
+	if b, err = withFragments(path, b); err != nil {
+		return err
+	}
 	var doc struct {
 		Documentation struct {
 			Module  string `yaml:"module"`

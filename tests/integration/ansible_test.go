@@ -118,6 +118,25 @@ func TestLaunchThroughAnsible(t *testing.T) {
 	}
 }
 
+// module_defaults with the action group group/ephemeral.heat.heat sets
+// heat_dir once for every module that takes it (meta/runtime.yml).
+func TestModuleDefaultsGroup(t *testing.T) {
+	heattest.RequireHeat(t)
+	env := ansibleEnv(t)
+	dir := filepath.Join(t.TempDir(), "heat-launcher")
+	port, _ := proc.FreePort()
+	vars := []string{"-e", "heat_dir=" + dir, "-e", fmt.Sprintf("api_port=%d", port),
+		"-e", "template=" + filepath.Join(repoRoot(t), "tests", "integration", "testdata", "tiny.yaml"),
+		"-e", "cd_dest=" + filepath.Join(t.TempDir(), "config-download")}
+	t.Cleanup(func() {
+		playbook(t, env, filepath.Join("playbooks", "launch.yml"), "-e", "heat_dir="+dir,
+			"-e", fmt.Sprintf("api_port=%d", port), "-e", "heat_state=absent")
+	})
+	if _, failed, out := playbook(t, env, filepath.Join("playbooks", "module_defaults.yml"), vars...); failed != 0 {
+		t.Fatalf("the play failed:\n%s", out)
+	}
+}
+
 func TestModuleFailureThroughAnsible(t *testing.T) {
 	env := ansibleEnv(t)
 	dir := filepath.Join(t.TempDir(), "heat-launcher")
