@@ -77,6 +77,9 @@ func run(ctx *module.Context) (module.Result, error) {
 	if out.Restored != "" {
 		res["restored"] = out.Restored
 	}
+	if len(out.Reset) > 0 {
+		res["reset_stacks"] = out.Reset
+	}
 	if out.PodmanName != "" {
 		res["podman_name"] = out.PodmanName
 	}
