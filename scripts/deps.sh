@@ -6,6 +6,8 @@ packages=(
   ansible-core ansible-lint git sqlite3 ca-certificates curl
   heat-common heat-api heat-engine python3-pymysql
   python3-openstackclient python3-heatclient
+  # THT's tools/process-templates.py and tests/tht's tripleo-common reader
+  python3-jinja2 python3-yaml python3-six
   mariadb-server mariadb-client
   podman runc catatonit debootstrap
   # C headers of the podman bindings' cgo dependencies: a plain `go vet ./...`

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
+	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
@@ -15,10 +17,18 @@ type Stack struct {
 	Status string `json:"status"` // ACTION_STATUS, as the API shows it
 }
 
-// open opens the database with Heat's credentials (a sqlite file read-only).
+// sqliteBusyTimeout is how long a read waits while Heat writes to its sqlite
+// database (a writer locks it; without a timeout a read fails at once with
+// SQLITE_BUSY).
+const sqliteBusyTimeout = 30 * time.Second
+
+// open opens the database with Heat's credentials (a sqlite file read-only,
+// waiting for a writer to finish).
 func open(d DB) (*sql.DB, error) {
 	if d.Kind == SQLite {
-		return sql.Open("sqlite", "file:"+d.Path+"?mode=ro")
+		u := url.URL{Scheme: "file", Path: d.Path,
+			RawQuery: fmt.Sprintf("mode=ro&_pragma=busy_timeout(%d)", sqliteBusyTimeout.Milliseconds())}
+		return sql.Open("sqlite", u.String())
 	}
 	return sql.Open("mysql", d.DSN())
 }
