@@ -12,7 +12,7 @@ packages=(
   podman runc catatonit debootstrap
   # make sanity: ansible-test's yamllint and runtime-metadata checks run with
   # Debian's yamllint and voluptuous (offline); its sanity venvs need venv.
-  yamllint python3-voluptuous python3-venv
+  yamllint python3-voluptuous python3-venv python3-pycodestyle
   # C headers of the podman bindings' cgo dependencies: a plain `go vet ./...`
   # or `go build ./...` (cgo on, no build tags) compiles too. The Makefile's
   # tags build without them (CGO_ENABLED=0, static binaries).

@@ -8,6 +8,7 @@
 #                     on every YAML file and on the EXAMPLES of the sidecar docs;
 #   runtime-metadata  ansible-test's own runtime-metadata.py, with Debian's python3-voluptuous,
 #                     on meta/runtime.yml;
+#   pep8              Debian's pycodestyle with ansible-test's ignore list and line length;
 #   ansible-doc       (ansible-test's only looks at .py plugins) ansible-doc of every module.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,8 +19,8 @@ sanity=/usr/lib/python3/dist-packages/ansible_test/_util/controller/sanity
 for need in "$py" /usr/bin/ansible-test "$sanity/yamllint/yamllinter.py" "$sanity/code-smell/runtime-metadata.py"; do
   [ -e "$need" ] || { echo "sanity: $need is missing: run 'make deps' (Debian's ansible-core)" >&2; exit 2; }
 done
-"$py" -c 'import yamllint, voluptuous' 2>/dev/null ||
-  { echo "sanity: Debian's yamllint and python3-voluptuous are needed: run 'make deps'" >&2; exit 2; }
+"$py" -c 'import yamllint, voluptuous, pycodestyle' 2>/dev/null ||
+  { echo "sanity: Debian's yamllint, python3-voluptuous and python3-pycodestyle are needed: run 'make deps'" >&2; exit 2; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -64,6 +65,14 @@ for path in sys.argv[2:]:
         bad = 1
 sys.exit(bad)
 EOF
+
+echo "sanity: pep8 (Debian's pycodestyle, ansible-test's settings)"
+pyfiles=$(find . -type f -name '*.py' | sort)
+if [ -n "$pyfiles" ]; then
+  ignore=$(paste -sd, "$sanity/pep8/current-ignore.txt")
+  # shellcheck disable=SC2086
+  "$py" -m pycodestyle --max-line-length 160 --ignore "$ignore" $pyfiles || fail=1
+fi
 
 echo "sanity: runtime-metadata (meta/runtime.yml)"
 out=$("$py" "$sanity/code-smell/runtime-metadata.py" meta/runtime.yml 2>&1) || fail=1

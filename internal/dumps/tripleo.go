@@ -39,6 +39,7 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dbdump"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
 )
 
 // Names of a tripleoclient dump.
@@ -405,7 +406,7 @@ func openTripleOSQL(path string) (io.Reader, func() error, error) {
 }
 
 // restoreTripleO is Restore for a tripleoclient dump.
-func restoreTripleO(ctx context.Context, o RestoreOptions, t dbdump.Target, path string) (Result, error) {
+func restoreTripleO(ctx context.Context, o RestoreOptions, t heatdb.DB, path string) (Result, error) {
 	var d *TripleODump
 	var err error
 	copied := false
@@ -424,27 +425,27 @@ func restoreTripleO(ctx context.Context, o RestoreOptions, t dbdump.Target, path
 	o.Warn("%s is a tripleoclient dump (mysqldump in a bzip2 tar): it carries no checksum; it was checked by its bzip2 CRCs, "+
 		"its tar layout and mysqldump's closing line, and every row is checked after loading", d.Path)
 	for _, n := range d.SQL.Notes {
-		if t.Kind == dbdump.KindSQLite {
+		if t.Kind == heatdb.SQLite {
 			o.Warn("converting for SQLite: %s", n)
 		}
 	}
 
-	exists, err := Exists(ctx, t)
-	if errors.Is(err, ErrNoAccess) {
+	exists, err := heatdb.HasData(ctx, t)
+	if errors.Is(err, heatdb.ErrNoAccess) {
 		return r, fmt.Errorf("%w: the database user of heat.conf does not exist any more; relaunch with ephemeral_heat_launch restore_db: true, which recreates it", err)
 	}
 	if err != nil {
 		return r, err
 	}
 	if exists && verifyLoaded(ctx, d.SQL, t) == nil {
-		r.Msg = fmt.Sprintf("%s already holds the content of %s", Describe(t), d.Path)
+		r.Msg = fmt.Sprintf("%s already holds the content of %s", t, d.Path)
 		return r, nil
 	}
 	if o.CheckMode {
 		r.Changed = true
-		r.Msg = fmt.Sprintf("would restore %s into %s", path, Describe(t))
+		r.Msg = fmt.Sprintf("would restore %s into %s", path, t)
 		if filepath.Dir(path) != filepath.Clean(o.HeatDir) {
-			r.Msg = fmt.Sprintf("would copy %s into %s and restore it into %s", path, o.HeatDir, Describe(t))
+			r.Msg = fmt.Sprintf("would copy %s into %s and restore it into %s", path, o.HeatDir, t)
 		}
 		return r, nil
 	}
@@ -464,19 +465,19 @@ func restoreTripleO(ctx context.Context, o RestoreOptions, t dbdump.Target, path
 	}
 	defer closeFn()
 	var st dbdump.Stats
-	if t.Kind == dbdump.KindSQLite {
+	if t.Kind == heatdb.SQLite {
 		st, _, err = dbdump.RestoreMySQLDumpSQLite(ctx, rd, t.Path, dbdump.WithOverwrite())
-	} else if err = createMySQLDatabase(ctx, t, exists); err == nil {
-		if st, err = dbdump.RestoreMySQL(ctx, t.DSN, rd, dbdump.WithOverwrite()); err == nil {
+	} else if err = heatdb.Empty(ctx, t, exists); err == nil {
+		if st, err = dbdump.RestoreMySQL(ctx, t.DSN(), rd, dbdump.WithOverwrite()); err == nil {
 			err = verifyLoaded(ctx, d.SQL, t)
 		}
 	}
 	if err != nil {
-		return r, fmt.Errorf("restoring %s into %s: %w", d.Path, Describe(t), err)
+		return r, fmt.Errorf("restoring %s into %s: %w", d.Path, t, err)
 	}
 	r.Changed = true
 	r.Tables, r.Rows = st.Tables, st.Rows
-	stacks, err := ListStacks(ctx, t)
+	stacks, err := heatdb.ListStacks(ctx, t)
 	if err != nil {
 		return r, err
 	}
@@ -484,7 +485,7 @@ func restoreTripleO(ctx context.Context, o RestoreOptions, t dbdump.Target, path
 	if err := SameStacks(d.Stacks, stacks); err != nil {
 		return r, fmt.Errorf("after restoring %s: %w", d.Path, err)
 	}
-	r.Msg = fmt.Sprintf("restored the tripleoclient dump %s into %s (%d tables, %d rows, %d stacks, every row checked)", d.Path, Describe(t), st.Tables, st.Rows, len(stacks))
+	r.Msg = fmt.Sprintf("restored the tripleoclient dump %s into %s (%d tables, %d rows, %d stacks, every row checked)", d.Path, t, st.Tables, st.Rows, len(stacks))
 	if copied {
 		r.Msg += "; copied from " + path
 	}
@@ -492,9 +493,9 @@ func restoreTripleO(ctx context.Context, o RestoreOptions, t dbdump.Target, path
 }
 
 // verifyLoaded checks every row of t against the dump's.
-func verifyLoaded(ctx context.Context, d *dbdump.MySQLDump, t dbdump.Target) error {
-	if t.Kind == dbdump.KindSQLite {
+func verifyLoaded(ctx context.Context, d *dbdump.MySQLDump, t heatdb.DB) error {
+	if t.Kind == heatdb.SQLite {
 		return d.VerifySQLite(ctx, t.Path)
 	}
-	return d.VerifyMySQL(ctx, t.DSN)
+	return d.VerifyMySQL(ctx, t.DSN())
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
@@ -48,10 +50,7 @@ func TestAdoptTripleODump(t *testing.T) {
 	waitGone(t, src.Endpoint, "gone")
 	before := apiState(t, src.Endpoint, id)
 	stop(t, srcDir)
-	srcDB, err := dumps.Target(srcDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srcDB := database(t, srcDir)
 	work := filepath.Join(t.TempDir(), "overcloud-deploy", "overcloud") // tripleoclient's working dir
 	archive := tripleotest.DumpHeat(t, srv, srcDB.Database, filepath.Join(work, "heat-launcher"), "", tripleotest.PAX)
 	if !strings.HasPrefix(filepath.Base(archive), "heat-db.sql-") || !strings.HasSuffix(archive, ".tar.bzip2") {
@@ -62,7 +61,7 @@ func TestAdoptTripleODump(t *testing.T) {
 	}
 	os.Chmod(archive, 0o644)
 	workBefore := treeState(t, work)
-	srcRows := readTables(t, "mysql", srcDB.DSN, false)
+	srcRows := readTables(t, "mysql", srcDB.DSN(), false)
 
 	for _, kind := range []string{launch.SQLite, launch.MySQL} {
 		t.Run("relaunch on "+kind, func(t *testing.T) {
@@ -92,15 +91,12 @@ func TestAdoptTripleODump(t *testing.T) {
 			}
 			// Every row of the stack, resource and event tables, read back
 			// from the database, and the row count of every table.
-			target, err := dumps.Target(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			target := database(t, dir)
 			var got map[string][][]string
 			if kind == launch.SQLite {
 				got = readTables(t, "sqlite", "file:"+target.Path+"?mode=ro", true)
 			} else {
-				got = readTables(t, "mysql", target.DSN, false)
+				got = readTables(t, "mysql", target.DSN(), false)
 			}
 			for table, rows := range srcRows {
 				switch {
@@ -142,13 +138,33 @@ func TestAdoptTripleODump(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "restore_db: refusing "+bad+": not a complete tripleoclient Heat dump: it ends too early") {
 			t.Fatalf("error = %v", err)
 		}
-		if running, ep := launch.HeatRunning(dir); running {
-			t.Errorf("Heat runs at %s after a refused restore", ep)
+		if d, err := heatdir.At(dir); err == nil {
+			if rec, _ := d.ReadRecord(); rec != nil && rec.State == heatdir.Running {
+				t.Errorf("Heat runs after a refused restore: %+v", rec)
+			}
+		}
+		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", port)); err == nil {
+			resp.Body.Close()
+			t.Errorf("something answers on Heat's port %d after a refused restore", port)
 		}
 		if _, err := os.Stat(filepath.Join(dir, filepath.Base(bad))); !os.IsNotExist(err) {
 			t.Errorf("the refused dump was copied into heat_dir: %v", err)
 		}
 	})
+}
+
+// database is the Heat database heat.conf in dir names.
+func database(t *testing.T, dir string) heatdb.DB {
+	t.Helper()
+	hd, err := heatdir.At(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := hd.Database()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db.DB
 }
 
 func startHeat(t *testing.T, o launch.Options) launch.Outcome {

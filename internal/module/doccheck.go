@@ -34,6 +34,9 @@ func loadSidecar(path string) (*sidecarDoc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the module documentation: %w", err)
 	}
+	if b, err = withFragments(path, b); err != nil {
+		return nil, err
+	}
 	var doc sidecarDoc
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
@@ -112,10 +112,29 @@ func TestLaunchThroughAnsible(t *testing.T) {
 			t.Fatalf("%s: heat_dir exists=%v, want %v", s.name, err == nil, s.wantDir)
 		}
 		if !s.wantUp {
-			if ps := proc.FindByArg(filepath.Join(dir, heatconf.HeatConf)); len(ps) != 0 {
+			if ps := proc.FindByArg(filepath.Join(dir, heatdir.HeatConf)); len(ps) != 0 {
 				t.Fatalf("%s: Heat processes left: %+v", s.name, ps)
 			}
 		}
+	}
+}
+
+// module_defaults with the action group group/ephemeral.heat.heat sets
+// heat_dir once for every module that takes it (meta/runtime.yml).
+func TestModuleDefaultsGroup(t *testing.T) {
+	heattest.RequireHeat(t)
+	env := ansibleEnv(t)
+	dir := filepath.Join(t.TempDir(), "heat-launcher")
+	port, _ := proc.FreePort()
+	vars := []string{"-e", "heat_dir=" + dir, "-e", fmt.Sprintf("api_port=%d", port),
+		"-e", "template=" + filepath.Join(repoRoot(t), "tests", "integration", "testdata", "tiny.yaml"),
+		"-e", "cd_dest=" + filepath.Join(t.TempDir(), "config-download")}
+	t.Cleanup(func() {
+		playbook(t, env, filepath.Join("playbooks", "launch.yml"), "-e", "heat_dir="+dir,
+			"-e", fmt.Sprintf("api_port=%d", port), "-e", "heat_state=absent")
+	})
+	if _, failed, out := playbook(t, env, filepath.Join("playbooks", "module_defaults.yml"), vars...); failed != 0 {
+		t.Fatalf("the play failed:\n%s", out)
 	}
 }
 

@@ -1,4 +1,4 @@
-package heatconf
+package heatdir
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
 )
 
 func TestEndpointAndClientHost(t *testing.T) {
@@ -31,7 +33,7 @@ func TestEndpointAndClientHost(t *testing.T) {
 func TestRenderRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	c := Config{Dir: dir, BindHost: "127.0.0.1", APIPort: 18006, Database: "sqlite:///" + dir + "/heat.sqlite", Now: now,
+	c := Config{Dir: dir, BindHost: "127.0.0.1", APIPort: 18006, Database: heatdb.DB{Kind: heatdb.SQLite, Path: dir + "/heat.sqlite"}, Now: now,
 		Extra: map[string]map[string]string{"DEFAULT": {"debug": "true"}, "new": {"k": "v"}}}
 	for name, data := range c.Files() {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {

@@ -5,6 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -19,8 +23,7 @@ func TestNamesDifferPerHeatDir(t *testing.T) {
 }
 
 func TestRenderPod(t *testing.T) {
-	o := Options{HeatType: Pod, HeatDir: "/srv/x/heat-launcher", APIPort: 8006, BindHost: "127.0.0.1",
-		Image: "img:1", EngineImage: "eng:1", EngineWorkers: 2, Timeout: time.Minute}
+	o := podBackend(t, "/srv/x/heat-launcher", backend.Spec{Image: "img:1", EngineImage: "eng:1", EngineWorkers: 2})
 	b, err := o.renderPod(standardPorts())
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +32,7 @@ func TestRenderPod(t *testing.T) {
 	if err := yaml.Unmarshal(b, &pod); err != nil {
 		t.Fatal(err)
 	}
-	if pod.Kind != "Pod" || pod.Metadata.Name != Name(o.HeatDir) || pod.Spec.HostNetwork {
+	if pod.Kind != "Pod" || pod.Metadata.Name != Name(o.dir()) || pod.Spec.HostNetwork {
 		t.Errorf("pod: %+v", pod)
 	}
 	names := map[string]kContainer{}
@@ -67,12 +70,13 @@ func TestRenderPod(t *testing.T) {
 	if ro != len(o.roFiles()) {
 		t.Errorf("read-only mounts: %+v", api.VolumeMounts)
 	}
-	if pod.Metadata.Labels[LabelDir] != DirHash(o.HeatDir) || len(pod.Metadata.Labels[LabelFingerprint]) == 0 {
+	if pod.Metadata.Labels[LabelDir] != DirHash(o.dir()) || pod.Metadata.Labels[LabelLaunch] != "launch-1" {
 		t.Errorf("labels: %v", pod.Metadata.Labels)
 	}
 
 	// External services: no MariaDB nor RabbitMQ; loopback ones need host networking.
-	o.DatabaseURL, o.TransportURL = "mysql://root:pw@127.0.0.1:3306/", "rabbit://u:p@127.0.0.1:5672/"
+	o.s.AdminDB = &heatdb.DB{Kind: heatdb.MySQL, User: "root", Password: "pw", Net: "tcp", Addr: "127.0.0.1:3306"}
+	o.s.TransportURL = "rabbit://u:p@127.0.0.1:5672/"
 	b, _ = o.renderPod(standardPorts())
 	pod = kPod{}
 	yaml.Unmarshal(b, &pod)
@@ -84,38 +88,31 @@ func TestRenderPod(t *testing.T) {
 	}
 }
 
-func TestFingerprintChanges(t *testing.T) {
-	o := Options{HeatType: Pod, HeatDir: "/d", APIPort: 1, Image: "a", EngineWorkers: 1}
-	p := o
-	p.EngineWorkers = 2
-	q := o
-	q.Image = "b"
-	if o.fingerprint() == p.fingerprint() || o.fingerprint() == q.fingerprint() {
-		t.Error("fingerprint ignores settings")
-	}
-	if len(o.fingerprint()) > 63 {
-		t.Error("fingerprint too long for a label value")
-	}
-}
-
-func TestValidate(t *testing.T) {
+func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
-		o    Options
+		b    backend.Backend
+		s    backend.Spec
 		want string
 	}{
-		{Options{HeatType: Container, TransportURL: "rabbit://a:b@h/"}, "only used with heat_type: pod"},
-		{Options{HeatType: Pod, TransportURL: "http://h/"}, "rabbit://"},
-		{Options{HeatType: Pod, BindHost: "localhost"}, "must be an IP address"},
+		{NewContainer(), backend.Spec{BindHost: "127.0.0.1", TransportURL: "rabbit://a:b@h/"}, "only used with heat_type: pod"},
+		{NewPod(), backend.Spec{BindHost: "127.0.0.1", TransportURL: "http://h/"}, "rabbit://"},
+		{NewPod(), backend.Spec{BindHost: "localhost"}, "must be an IP address"},
+		{NewPod(), backend.Spec{BindHost: "127.0.0.1", EngineWorkers: -1}, "at least 1"},
 	} {
-		if err := Validate(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: %v", tc.o, err)
+		tc.s.Secret = func(string) {}
+		if err := tc.b.Check(&tc.s); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v", tc.s, err)
 		}
+	}
+	// Defaults: the image, the workers (1 for a container), the socket.
+	s := backend.Spec{BindHost: "127.0.0.1", Secret: func(string) {}}
+	if err := NewContainer().Check(&s); err != nil || s.Image != DefaultImage || s.EngineWorkers != 1 || s.Socket == "" {
+		t.Errorf("container defaults: %+v %v", s, err)
 	}
 }
 
 func TestRenderPodPublishesMariaDBOnHostLoopback(t *testing.T) {
-	o := Options{HeatType: Pod, HeatDir: "/srv/x/heat-launcher", APIPort: 8006, BindHost: "127.0.0.1",
-		Image: "img:1", EngineWorkers: 1, Timeout: time.Minute}
+	o := podBackend(t, "/srv/x/heat-launcher", backend.Spec{Image: "img:1", EngineWorkers: 1})
 	p := standardPorts()
 	p.HostMySQL = 41234
 	b, err := o.renderPod(p)
@@ -138,7 +135,7 @@ func TestRenderPodPublishesMariaDBOnHostLoopback(t *testing.T) {
 		t.Errorf("mariadb does not listen where podman forwards: %s", cmd)
 	}
 	engine := strings.Join(names[CHeatEngine].Command, " ")
-	if i, j := strings.Index(engine, restorePending), strings.Index(engine, "db_sync"); i < 0 || j < 0 || i > j {
+	if i, j := strings.Index(engine, heatdir.RestorePending), strings.Index(engine, "db_sync"); i < 0 || j < 0 || i > j {
 		t.Errorf("heat-engine does not wait for the restore before db_sync: %s", engine)
 	}
 	if sql := string(mariaDBInitSQL("pw", true)); !strings.Contains(sql, "'heat'@'%'") {
@@ -146,7 +143,7 @@ func TestRenderPodPublishesMariaDBOnHostLoopback(t *testing.T) {
 	}
 
 	// Host networking: MariaDB on the host's loopback at its free port, nothing published.
-	o.TransportURL = "rabbit://u:p@127.0.0.1:5672/"
+	o.s.TransportURL = "rabbit://u:p@127.0.0.1:5672/"
 	p = ports{MySQL: 40001, AMQP: 40002, EPMD: 40003, Dist: 40004, HostMySQL: 40001}
 	b, _ = o.renderPod(p)
 	pod = kPod{}
@@ -163,35 +160,29 @@ func TestRenderPodPublishesMariaDBOnHostLoopback(t *testing.T) {
 
 func TestAnnotationOnlyWhenItFits(t *testing.T) {
 	long := "/tmp/TestPodRestoreRoundTrip3391521894/001/overcloud/heat-launcher"
-	o := Options{HeatType: Pod, HeatDir: long, APIPort: 8006, BindHost: "127.0.0.1", Image: "i", EngineWorkers: 1, Timeout: time.Minute}
+	o := podBackend(t, long, backend.Spec{Image: "i", EngineWorkers: 1})
 	b, _ := o.renderPod(standardPorts())
 	var pod kPod
 	yaml.Unmarshal(b, &pod)
 	if _, ok := pod.Metadata.Annotations[AnnotationDir]; ok {
 		t.Errorf("a %d-character annotation (podman play kube refuses over 63)", len(long))
 	}
-	o.HeatDir = "/srv/x/heat-launcher"
+	o = podBackend(t, "/srv/x/heat-launcher", backend.Spec{Image: "i", EngineWorkers: 1})
 	b, _ = o.renderPod(standardPorts())
 	pod = kPod{}
 	yaml.Unmarshal(b, &pod)
-	if pod.Metadata.Annotations[AnnotationDir] != o.HeatDir {
+	if pod.Metadata.Annotations[AnnotationDir] != o.dir() {
 		t.Errorf("annotations: %v", pod.Metadata.Annotations)
 	}
 }
 
-func TestPodRunsOwnMariaDB(t *testing.T) {
-	tests := []struct {
-		name string
-		yaml string
-		want bool
-	}{
-		{"own", "kind: Pod\nspec:\n  containers:\n    - name: heat-api\n    - name: mariadb\n", true},
-		{"external", "kind: Pod\nspec:\n  containers:\n    - name: heat-api\n    - name: heat-engine\n", false},
-		{"garbage", "{{{", false},
+// podBackend is a pod backend for heatDir with s's options.
+func podBackend(t *testing.T, heatDir string, s backend.Spec) *Backend {
+	t.Helper()
+	d, err := heatdir.At(heatDir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		if got := podRunsOwnMariaDB([]byte(tc.yaml)); got != tc.want {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
-		}
-	}
+	s.Dir, s.HeatType, s.APIPort, s.BindHost, s.Timeout, s.LaunchID = d, Pod, 8006, "127.0.0.1", time.Minute, "launch-1"
+	return &Backend{kind: Pod, s: &s}
 }

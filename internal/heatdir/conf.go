@@ -1,7 +1,8 @@
-// Package heatconf renders the configuration of an ephemeral, no-auth Heat
-// (heat.conf, api-paste.ini, the fake Keystone token, clouds.yaml and heatrc)
-// and reads back the settings other modules need from a heat.conf.
-package heatconf
+package heatdir
+
+// The configuration of an ephemeral, no-auth Heat: heat.conf, api-paste.ini,
+// the fake Keystone token, clouds.yaml and heatrc, and reading a heat.conf
+// back.
 
 import (
 	"bufio"
@@ -15,16 +16,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
 )
 
-// File names inside a heat_dir.
 const (
-	HeatConf   = "heat.conf"
-	APIPaste   = "api-paste.ini"
-	TokenFile  = "token_file.json"
-	CloudsYAML = "clouds.yaml"
-	HeatRC     = "heatrc"
-	LogDir     = "log"
 	// Project is the project of every request to a no-auth Heat.
 	Project = "admin"
 	// CloudName is the cloud clouds.yaml defines.
@@ -36,8 +33,13 @@ type Config struct {
 	Dir      string // heat_dir, absolute
 	BindHost string
 	APIPort  int
-	// Database is the SQLAlchemy URL of Heat's database.
-	Database string
+	// Database is Heat's database as Heat reaches it ([database] connection).
+	Database heatdb.DB
+	// HostDatabase, when Heat reaches its database by an address the host
+	// cannot use (the pod's own MariaDB), is how the host reaches it: the
+	// port the pod publishes on the host's loopback ([database]
+	// host_connection, which Heat ignores).
+	HostDatabase *heatdb.DB
 	// TransportURL is the message bus; fake:// runs RPC inside one heat-all.
 	TransportURL string
 	// EngineWorkers is num_engine_workers.
@@ -105,7 +107,7 @@ func (c Config) Sections() []Section {
 			{"bind_port", strconv.Itoa(c.APIPort)},
 			{"workers", "1"},
 		}},
-		{"database", []KV{{"connection", c.Database}}},
+		{"database", c.databaseKVs()},
 		{"paste_deploy", []KV{
 			{"flavor", "noauth"},
 			{"api_paste_config", filepath.Join(c.Dir, APIPaste)},
@@ -114,6 +116,14 @@ func (c Config) Sections() []Section {
 		{"yaql", []KV{{"memory_quota", "900000"}, {"limit_iterators", "10000"}}},
 	}
 	return applyExtra(secs, c.Extra)
+}
+
+func (c Config) databaseKVs() []KV {
+	kvs := []KV{{"connection", c.Database.URL()}}
+	if c.HostDatabase != nil {
+		kvs = append(kvs, KV{hostConnection, c.HostDatabase.URL()})
+	}
+	return kvs
 }
 
 // Section is one INI section.
@@ -269,6 +279,20 @@ unset OS_AUTH_URL OS_USERNAME OS_PASSWORD OS_PROJECT_NAME OS_TOKEN
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// WriteConfig writes every configuration file of a launch into the heat_dir
+// (each atomically, mode 0600), and PythonFiles.
+func (d Dir) WriteConfig(c Config) error {
+	if err := d.WritePythonFiles(); err != nil {
+		return err
+	}
+	for name, data := range c.Files() {
+		if err := fsutil.WriteFileAtomic(d.File(name), data, FileMode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Files returns every configuration file of a launch, by name.
 func (c Config) Files() map[string][]byte {

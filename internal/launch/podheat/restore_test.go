@@ -21,9 +21,10 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/podheat"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/podheat"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 )
@@ -44,7 +45,8 @@ func (l *logw) add(f string, a ...any) {
 
 func newLaunch(t *testing.T, heatType string, w *logw) launch.Options {
 	t.Helper()
-	sock := podheat.RequirePodmanForTest(t)
+	requirePodman(t)
+	sock := testSock
 	port, err := proc.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +81,7 @@ func runLaunch(t *testing.T, o launch.Options, state string) launch.Outcome {
 func buildModule(t *testing.T, name string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), name)
-	if out, err := exec.Command("go", "build", "-o", bin, "../../modules/"+name).CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../../modules/"+name).CombinedOutput(); err != nil {
 		t.Fatalf("building %s: %v %s", name, err, out)
 	}
 	return bin
@@ -124,15 +126,19 @@ func TestPodRestoreRoundTrip(t *testing.T) {
 	dir := o.HeatDir
 
 	// heat.conf: Heat's connection inside the pod, the host's beside it.
-	ini, err := heatconf.ReadINI(filepath.Join(dir, heatconf.HeatConf))
+	ini, err := heatdir.ReadINI(filepath.Join(dir, heatdir.HeatConf))
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, hostConn := ini.Get("database", "connection"), ini.Get("database", dumps.HostConnectionKey)
+	conn, hostConn := ini.Get("database", "connection"), ini.Get("database", "host_connection")
 	if !strings.Contains(conn, "@127.0.0.1:3306/heat") || !strings.HasPrefix(hostConn, "mysql+pymysql://heat:") {
 		t.Fatalf("heat.conf [database]: connection %q host_connection %q", conn, hostConn)
 	}
-	target, err := dumps.Target(dir)
+	hd, err := heatdir.At(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := hd.Database()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,10 +147,8 @@ func TestPodRestoreRoundTrip(t *testing.T) {
 	if host != "127.0.0.1" || hostPort == 3306 || hostPort == 0 || !strings.Contains(out.DatabaseLocation, target.Addr) {
 		t.Fatalf("host_connection %s, database_location %q", target.Addr, out.DatabaseLocation)
 	}
-	var rec podheat.Record
-	b, _ := os.ReadFile(filepath.Join(dir, launch.StateFile))
-	if err := json.Unmarshal(b, &rec); err != nil || rec.DBHostPort != hostPort {
-		t.Fatalf("launch record: %s (%v)", b, err)
+	if rec, err := hd.ReadRecord(); err != nil || rec == nil || rec.DBHostPort != hostPort || rec.Podman == nil || rec.Podman.ID == "" {
+		t.Fatalf("launch record: %+v (%v)", rec, err)
 	}
 	// Published on the host's loopback only, and held while the pod runs
 	// (RemoveDatabase relies on it).
@@ -157,7 +161,7 @@ func TestPodRestoreRoundTrip(t *testing.T) {
 	if proc.PortFree("127.0.0.1", hostPort) {
 		t.Errorf("nothing holds the published MariaDB port %d while the pod runs", hostPort)
 	}
-	if st, err := os.Stat(filepath.Join(dir, heatconf.HeatConf)); err != nil || st.Mode().Perm() != 0o600 {
+	if st, err := os.Stat(filepath.Join(dir, heatdir.HeatConf)); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("heat.conf mode: %v %v", st, err)
 	}
 
@@ -179,12 +183,12 @@ func TestPodRestoreRoundTrip(t *testing.T) {
 	if err != nil || m == nil || m.Database != "mysql" || len(m.Stacks) != 1 || m.Stacks[0].ID != id || m.Tables < 10 {
 		t.Fatalf("manifest of %s: %+v %v", path, m, err)
 	}
-	if exists, err := dumps.Exists(context.Background(), target); (err != nil && !errors.Is(err, dumps.ErrNoAccess)) || exists {
+	if exists, err := heatdb.HasData(context.Background(), target.DB); (err != nil && !errors.Is(err, heatdb.ErrNoAccess)) || exists {
 		t.Fatalf("the pod's database is still there after the wipe: %v %v", exists, err)
 	}
 
 	runLaunch(t, o, launch.Stopped)
-	if _, err := os.Stat(filepath.Join(dir, podheat.MariaDBDir, "mysql")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, heatdir.MariaDBDir, "mysql")); err != nil {
 		t.Fatalf("stopped removed the MariaDB datadir: %v", err)
 	}
 
@@ -202,7 +206,7 @@ func TestPodRestoreRoundTrip(t *testing.T) {
 	if after := heattest.Snapshot(t, out.Endpoint, "overcloud", id); after != before {
 		t.Fatalf("stack differs after restore:\nbefore %s\nafter  %s", before, after)
 	}
-	if _, err := os.Stat(filepath.Join(dir, podheat.RunDir, "restore.pending")); !os.IsNotExist(err) {
+	if _, err := os.Stat(hd.Run(heatdir.RestorePending)); !os.IsNotExist(err) {
 		t.Errorf("restore.pending left: %v", err)
 	}
 	// A healthy pod is kept: no restore.
@@ -210,11 +214,11 @@ func TestPodRestoreRoundTrip(t *testing.T) {
 	if again.Changed || again.Restored != "" {
 		t.Errorf("relaunch with restore_db of a healthy pod: %+v", again)
 	}
-	if _, err := os.Stat(filepath.Join(dir, launch.WatchdogFile)); err != nil {
-		t.Fatalf("no watchdog for owner_pid: %v", err)
+	if _, ok := launch.WatchdogOf(dir); !ok {
+		t.Fatalf("no watchdog for owner_pid")
 	}
 	// Each launch publishes the MariaDB on a new free port.
-	if target, err = dumps.Target(dir); err != nil {
+	if target, err = hd.Database(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -235,12 +239,12 @@ func TestPodRestoreRoundTrip(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	log, _ := os.ReadFile(filepath.Join(dir, heatconf.LogDir, "watchdog.log"))
+	log, _ := os.ReadFile(filepath.Join(dir, heatdir.LogDir, heatdir.WatchdogLog))
 	t.Logf("watchdog.log:\n%s", log)
 	if alive, _ := wd.Check(); alive {
 		t.Fatalf("the watchdog still runs 120 s after its owner died")
 	}
-	if _, err := os.Stat(filepath.Join(dir, launch.StateFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, heatdir.RecordFile)); !os.IsNotExist(err) {
 		t.Fatalf("the watchdog did not stop the pod")
 	}
 	if s := podmanNames(t, dir); s != "" {
@@ -268,9 +272,13 @@ func TestContainerRestoreRoundTrip(t *testing.T) {
 	id := heattest.CreateGroupStack(t, out.Endpoint, "overcloud")
 	before := heattest.Snapshot(t, out.Endpoint, "overcloud", id)
 
+	hd, err := heatdir.At(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 5, Wipe: true, Warn: w.add,
 		WipeFunc: func(ctx context.Context) ([]string, error) {
-			return launch.RemoveDatabase(ctx, dir, "", w.add, func(string) {})
+			return hd.DropDatabase(ctx, nil, w.add)
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -278,7 +286,7 @@ func TestContainerRestoreRoundTrip(t *testing.T) {
 	if !r.Changed || !r.Wiped || len(r.Stacks) != 1 || r.Stacks[0].ID != id {
 		t.Fatalf("dump: %+v", r)
 	}
-	if _, err := os.Stat(filepath.Join(dir, podheat.SQLiteFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, heatdir.SQLiteFile)); !os.IsNotExist(err) {
 		t.Fatalf("the sqlite database is still there after the wipe: %v", err)
 	}
 	runLaunch(t, o, launch.Stopped)
@@ -291,7 +299,7 @@ func TestContainerRestoreRoundTrip(t *testing.T) {
 	if after := heattest.Snapshot(t, out.Endpoint, "overcloud", id); after != before {
 		t.Fatalf("stack differs after restore:\nbefore %s\nafter  %s", before, after)
 	}
-	if st, err := os.Stat(filepath.Join(dir, podheat.SQLiteFile)); err != nil || st.Mode().Perm() != 0o600 {
+	if st, err := os.Stat(filepath.Join(dir, heatdir.SQLiteFile)); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("restored sqlite file: %v %v", st, err)
 	}
 	again := runLaunch(t, o, launch.Started)

@@ -1,17 +1,12 @@
-package heatconf
+package heatdir
 
 import (
 	_ "embed"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 )
-
-// PythonDir is the directory of a heat_dir that heat-all and heat-manage
-// get on their PYTHONPATH: it holds the SQLAlchemy plugin below.
-const PythonDir = "python"
 
 // SQLitePoolPlugin is the name of our SQLAlchemy engine plugin, which gives a
 // sqlite file database a connection pool (see python/*.py). heat.conf names
@@ -35,15 +30,15 @@ func PythonFiles() map[string][]byte {
 	}
 }
 
-// WritePythonFiles writes PythonFiles into heatDir (directories 0700, files
-// 0600, each written atomically).
-func WritePythonFiles(heatDir string) error {
-	if _, err := fsutil.EnsurePrivateDir(filepath.Join(heatDir, PythonDir)); err != nil {
+// WritePythonFiles writes PythonFiles into the heat_dir (directories 0700,
+// files 0600, each written atomically).
+func (d Dir) WritePythonFiles() error {
+	if err := d.EnsureSub(PythonDir); err != nil {
 		return err
 	}
 	for name, data := range PythonFiles() {
-		p := filepath.Join(heatDir, filepath.FromSlash(name))
-		if _, err := fsutil.EnsurePrivateDir(filepath.Dir(p)); err != nil {
+		p := d.File(name)
+		if err := d.EnsureSub(path.Dir(name)); err != nil {
 			return err
 		}
 		if err := fsutil.WriteFileAtomic(p, data, fsutil.SecretFileMode); err != nil {

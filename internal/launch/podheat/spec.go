@@ -3,7 +3,6 @@ package podheat
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -11,7 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 )
 
 // Labels put on every pod and container this package creates.
@@ -20,27 +19,15 @@ const (
 	LabelManaged = "ephemeral-heat.managed"
 	// LabelDir is the hash of the heat_dir (label values are limited to 63 characters).
 	LabelDir = "ephemeral-heat.heat-dir-hash"
-	// LabelFingerprint identifies the requested configuration.
-	LabelFingerprint = "ephemeral-heat.fingerprint"
+	// LabelLaunch is the launch id (heatdir.Record.LaunchID) of the launch
+	// that created the object.
+	LabelLaunch = "ephemeral-heat.launch-id"
 	// LabelType is container or pod.
 	LabelType = "ephemeral-heat.heat-type"
 	// AnnotationDir is the heat_dir itself (pods only, and only when it
 	// fits: podman 4.3's play kube refuses annotation values over 63
 	// characters).
 	AnnotationDir = "ephemeral-heat/heat-dir"
-)
-
-// Files in heat_dir written by this package.
-const (
-	PodYAML      = "heat-pod.yaml"
-	MariaDBInit  = "mariadb-init.sql"
-	RabbitConf   = "rabbitmq.conf"
-	MariaDBDir   = "mysql"
-	RunDir       = "run"
-	dbSyncMarker = "db_sync.done"
-	// restorePending, while it exists, holds heat-engine back before
-	// db_sync: the launcher restores a dump into the pod's MariaDB first.
-	restorePending = "restore.pending"
 )
 
 // DefaultImage is the image `make heat-image` builds (also tagged with the Heat version).
@@ -67,38 +54,23 @@ func Name(heatDir string) string { return "ephemeral-heat-" + DirHash(heatDir) }
 // PodContainerName is the name podman gives container c of the pod of heatDir.
 func PodContainerName(heatDir, c string) string { return Name(heatDir) + "-" + c }
 
-// fingerprint identifies the requested configuration; credentials are not
-// part of it (they are new at each launch) but the external URLs are.
-func (o *Options) fingerprint() string {
-	b, _ := json.Marshal(map[string]any{
-		"heat_type": o.HeatType, "bind_host": o.BindHost, "api_port": o.APIPort,
-		"image": o.Image, "api_image": o.apiImage(), "engine_image": o.engineImage(),
-		"engine_workers": o.EngineWorkers, "database": o.Database, "external_db": o.externalDB(),
-		"database_url": o.DatabaseURL, "transport_url": o.TransportURL, "extra": o.mergedExtra(),
-		"host_network": o.hostNetwork(),
-	})
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])[:32]
-}
-
-func (o *Options) apiImage() string {
-	if o.APIImage != "" {
-		return o.APIImage
+func (b *Backend) apiImage() string {
+	if b.s.APIImage != "" {
+		return b.s.APIImage
 	}
-	return o.Image
+	return b.s.Image
 }
 
-func (o *Options) engineImage() string {
-	if o.EngineImage != "" {
-		return o.EngineImage
+func (b *Backend) engineImage() string {
+	if b.s.EngineImage != "" {
+		return b.s.EngineImage
 	}
-	return o.Image
+	return b.s.Image
 }
 
-func (o *Options) path(name string) string { return filepath.Join(o.HeatDir, name) }
-func (o *Options) logPath(name string) string {
-	return filepath.Join(o.HeatDir, heatconf.LogDir, name)
-}
+func (b *Backend) dir() string                { return b.s.Dir.Path() }
+func (b *Backend) path(name string) string    { return b.s.Dir.File(name) }
+func (b *Backend) logPath(name string) string { return b.s.Dir.Log(name) }
 
 // ports are the loopback ports of the pod's own MariaDB and RabbitMQ (and
 // RabbitMQ's epmd and distribution ports). Inside a bridge-networked pod
@@ -124,22 +96,22 @@ type secrets struct {
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // script is a container's command: sh -c with stdout/stderr into heat_dir/log.
-func (o *Options) script(name string, body ...string) []string {
+func (b *Backend) script(name string, body ...string) []string {
 	lines := append([]string{
 		"set -e",
 		"umask 077",
-		"exec >>" + shq(o.logPath(name+".stdout.log")) + " 2>&1",
+		"exec >>" + shq(b.logPath(heatdir.StdoutLog(name))) + " 2>&1",
 		`echo "$(date -u +%FT%TZ) ` + name + ` starting"`,
-		// heat.conf may name SQLAlchemy plugins from heat_dir (heatconf.PythonFiles).
-		o.pythonExports(),
+		// heat.conf may name SQLAlchemy plugins from heat_dir (heatdir.PythonFiles).
+		b.pythonExports(),
 	}, body...)
 	return []string{"/bin/sh", "-c", strings.Join(lines, "\n") + "\n"}
 }
 
-// pythonExports is the shell line that exports heatconf.PythonEnvVars.
-func (o *Options) pythonExports() string {
+// pythonExports is the shell line that exports heatdir.PythonEnvVars.
+func (b *Backend) pythonExports() string {
 	line := "export"
-	for _, v := range heatconf.PythonEnvVars(o.path(heatconf.PythonDir)) {
+	for _, v := range heatdir.PythonEnvVars(b.path(heatdir.PythonDir)) {
 		line += " " + v[0] + "=" + shq(v[1])
 	}
 	return line
@@ -147,11 +119,11 @@ func (o *Options) pythonExports() string {
 
 // dbSyncScript retries db_sync until the database answers (up to timeout).
 // A local sqlite database needs no retry: a failure is final.
-func (o *Options) dbSyncScript() []string {
-	conf := shq(o.path(heatconf.HeatConf))
-	marker := shq(filepath.Join(o.HeatDir, RunDir, dbSyncMarker))
-	tries := strconv.Itoa(int(o.Timeout.Seconds()/2) + 1)
-	if o.HeatType == Container && !o.externalDB() {
+func (b *Backend) dbSyncScript() []string {
+	conf := shq(b.path(heatdir.HeatConf))
+	marker := shq(b.s.Dir.Run(heatdir.DBSyncDone))
+	tries := strconv.Itoa(int(b.s.Timeout.Seconds()/2) + 1)
+	if b.kind == Container && !b.externalDB() {
 		tries = "1"
 	}
 	return []string{
@@ -168,9 +140,9 @@ func (o *Options) dbSyncScript() []string {
 // waitRestoreScript holds the engine back while the launcher restores a dump
 // into the pod's MariaDB (heat_dir/run/restore.pending exists); without that
 // file it does nothing, so the pod also runs by hand.
-func (o *Options) waitRestoreScript() []string {
-	pending := shq(filepath.Join(o.HeatDir, RunDir, restorePending))
-	tries := strconv.Itoa(int(o.Timeout.Seconds()) + 1)
+func (b *Backend) waitRestoreScript() []string {
+	pending := shq(b.s.Dir.Run(heatdir.RestorePending))
+	tries := strconv.Itoa(int(b.s.Timeout.Seconds()) + 1)
 	return []string{
 		"i=0",
 		"while [ -e " + pending + " ]; do",
@@ -180,9 +152,9 @@ func (o *Options) waitRestoreScript() []string {
 	}
 }
 
-func (o *Options) waitDBSyncScript() []string {
-	marker := shq(filepath.Join(o.HeatDir, RunDir, dbSyncMarker))
-	tries := strconv.Itoa(int(o.Timeout.Seconds()) + 1)
+func (b *Backend) waitDBSyncScript() []string {
+	marker := shq(b.s.Dir.Run(heatdir.DBSyncDone))
+	tries := strconv.Itoa(int(b.s.Timeout.Seconds()) + 1)
 	return []string{
 		"i=0",
 		"until [ -e " + marker + " ]; do",
@@ -226,31 +198,31 @@ log.file.level = info
 `, p.AMQP, pw))
 }
 
-func (o *Options) mariaDBScript(p ports) []string {
-	dd := shq(o.path(MariaDBDir))
+func (b *Backend) mariaDBScript(p ports) []string {
+	dd := shq(b.path(heatdir.MariaDBDir))
 	// Bridge: the pod's own network namespace, where podman's port
 	// forwarding arrives on the pod's address. Host networking: the host's
 	// loopback only.
 	bind := "0.0.0.0"
-	if o.hostNetwork() {
+	if b.hostNetwork() {
 		bind = "127.0.0.1"
 	}
-	return o.script(CMariaDB,
+	return b.script(CMariaDB,
 		"mkdir -p /run/mysqld",
 		"if [ ! -d "+dd+"/mysql ]; then",
 		"  mariadb-install-db --user=root --datadir="+dd+" --auth-root-authentication-method=socket --skip-test-db >/dev/null",
 		"fi",
 		"exec mariadbd --user=root --datadir="+dd+" --bind-address="+bind+" --port="+strconv.Itoa(p.MySQL)+
 			" --socket=/run/mysqld/mysqld.sock --skip-name-resolve --innodb-buffer-pool-size=64M"+
-			" --max-connections=1000 --init-file="+shq(o.path(MariaDBInit))+" --log-error="+shq(o.logPath("mariadb.log")),
+			" --max-connections=1000 --init-file="+shq(b.path(heatdir.MariaDBInit))+" --log-error="+shq(b.logPath(heatdir.ServiceLog(CMariaDB))),
 	)
 }
 
-func (o *Options) rabbitScript(p ports) []string {
-	return o.script(CRabbitMQ,
+func (b *Backend) rabbitScript(p ports) []string {
+	return b.script(CRabbitMQ,
 		"export HOME=/var/lib/rabbitmq RABBITMQ_NODENAME=rabbit@localhost",
-		"export RABBITMQ_CONFIG_FILE="+shq(strings.TrimSuffix(o.path(RabbitConf), ".conf")),
-		"export RABBITMQ_LOGS="+shq(o.logPath("rabbitmq.log")),
+		"export RABBITMQ_CONFIG_FILE="+shq(strings.TrimSuffix(b.path(heatdir.RabbitConf), ".conf")),
+		"export RABBITMQ_LOGS="+shq(b.logPath(heatdir.ServiceLog(CRabbitMQ))),
 		"export RABBITMQ_MNESIA_BASE=/var/lib/rabbitmq/mnesia RABBITMQ_ENABLED_PLUGINS_FILE=/var/lib/rabbitmq/enabled_plugins",
 		"export ERL_EPMD_ADDRESS=127.0.0.1 ERL_EPMD_PORT="+strconv.Itoa(p.EPMD)+" RABBITMQ_DIST_PORT="+strconv.Itoa(p.Dist),
 		`export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"`,
@@ -319,25 +291,25 @@ type kHostPath struct {
 
 // mounts: heat_dir read-write at its own path (logs, MariaDB datadir, sqlite)
 // and the configuration files read-only over it.
-func (o *Options) kubeMounts() ([]kMount, []kVolume) {
-	ms := []kMount{{Name: "heat-dir", MountPath: o.HeatDir}}
-	vs := []kVolume{{Name: "heat-dir", HostPath: kHostPath{Path: o.HeatDir, Type: "Directory"}}}
-	for i, f := range o.roFiles() {
+func (b *Backend) kubeMounts() ([]kMount, []kVolume) {
+	ms := []kMount{{Name: "heat-dir", MountPath: b.dir()}}
+	vs := []kVolume{{Name: "heat-dir", HostPath: kHostPath{Path: b.dir(), Type: "Directory"}}}
+	for i, f := range b.roFiles() {
 		n := fmt.Sprintf("conf-%d", i)
-		ms = append(ms, kMount{Name: n, MountPath: o.path(f), ReadOnly: true})
-		vs = append(vs, kVolume{Name: n, HostPath: kHostPath{Path: o.path(f), Type: "File"}})
+		ms = append(ms, kMount{Name: n, MountPath: b.path(f), ReadOnly: true})
+		vs = append(vs, kVolume{Name: n, HostPath: kHostPath{Path: b.path(f), Type: "File"}})
 	}
 	return ms, vs
 }
 
 // roFiles are the configuration files mounted read-only.
-func (o *Options) roFiles() []string {
-	fs := []string{heatconf.HeatConf, heatconf.APIPaste, heatconf.TokenFile}
-	if o.HeatType == Pod && !o.externalDB() {
-		fs = append(fs, MariaDBInit)
+func (b *Backend) roFiles() []string {
+	fs := []string{heatdir.HeatConf, heatdir.APIPaste, heatdir.TokenFile}
+	if b.kind == Pod && !b.externalDB() {
+		fs = append(fs, heatdir.MariaDBInit)
 	}
-	if o.HeatType == Pod && o.TransportURL == "" {
-		fs = append(fs, RabbitConf)
+	if b.kind == Pod && b.s.TransportURL == "" {
+		fs = append(fs, heatdir.RabbitConf)
 	}
 	return fs
 }
@@ -345,60 +317,45 @@ func (o *Options) roFiles() []string {
 // RenderPod renders heat-pod.yaml: a Kubernetes Pod that `podman play kube`
 // accepts, with heat-api, heat-engine and, unless external URLs are given,
 // MariaDB and RabbitMQ.
-func (o *Options) renderPod(p ports) ([]byte, error) {
-	mounts, vols := o.kubeMounts()
-	name := Name(o.HeatDir)
+func (b *Backend) renderPod(p ports) ([]byte, error) {
+	mounts, vols := b.kubeMounts()
+	name := Name(b.dir())
 	pod := kPod{APIVersion: "v1", Kind: "Pod",
 		Metadata: kMeta{Name: name,
-			Labels: map[string]string{LabelManaged: "true", LabelDir: DirHash(o.HeatDir),
-				LabelFingerprint: o.fingerprint(), LabelType: Pod},
+			Labels: b.labels(),
 		},
-		Spec: kPodSpec{HostNetwork: o.hostNetwork(), RestartPolicy: "Never", Volumes: vols},
+		Spec: kPodSpec{HostNetwork: b.hostNetwork(), RestartPolicy: "Never", Volumes: vols},
 	}
-	if len(o.HeatDir) <= 63 {
-		pod.Metadata.Annotations = map[string]string{AnnotationDir: o.HeatDir}
+	if len(b.dir()) <= 63 {
+		pod.Metadata.Annotations = map[string]string{AnnotationDir: b.dir()}
 	}
-	if !o.externalDB() {
-		db := kContainer{Name: CMariaDB, Image: o.Image, Command: o.mariaDBScript(p), VolumeMounts: mounts}
-		if !o.hostNetwork() {
+	if !b.externalDB() {
+		db := kContainer{Name: CMariaDB, Image: b.s.Image, Command: b.mariaDBScript(p), VolumeMounts: mounts}
+		if !b.hostNetwork() {
 			// For heat_db_dump, restore_db and the watchdog on the host: the
 			// host's loopback only.
 			db.Ports = []kPort{{ContainerPort: p.MySQL, HostPort: p.HostMySQL, HostIP: "127.0.0.1", Protocol: "TCP"}}
 		}
 		pod.Spec.Containers = append(pod.Spec.Containers, db)
 	}
-	if o.TransportURL == "" {
-		pod.Spec.Containers = append(pod.Spec.Containers, kContainer{Name: CRabbitMQ, Image: o.Image,
-			Command: o.rabbitScript(p), VolumeMounts: mounts})
+	if b.s.TransportURL == "" {
+		pod.Spec.Containers = append(pod.Spec.Containers, kContainer{Name: CRabbitMQ, Image: b.s.Image,
+			Command: b.rabbitScript(p), VolumeMounts: mounts})
 	}
-	conf := shq(o.path(heatconf.HeatConf))
-	engine := kContainer{Name: CHeatEngine, Image: o.engineImage(), VolumeMounts: mounts,
-		Command: o.script(CHeatEngine, append(append(o.waitRestoreScript(), o.dbSyncScript()...), "exec heat-engine --config-file "+conf)...)}
-	api := kContainer{Name: CHeatAPI, Image: o.apiImage(), VolumeMounts: mounts,
-		Command: o.script(CHeatAPI, append(o.waitDBSyncScript(), "exec heat-api --config-file "+conf)...)}
-	if !o.hostNetwork() {
-		api.Ports = []kPort{{ContainerPort: o.APIPort, HostPort: o.APIPort, HostIP: o.BindHost, Protocol: "TCP"}}
+	conf := shq(b.path(heatdir.HeatConf))
+	engine := kContainer{Name: CHeatEngine, Image: b.engineImage(), VolumeMounts: mounts,
+		Command: b.script(CHeatEngine, append(append(b.waitRestoreScript(), b.dbSyncScript()...), "exec heat-engine --config-file "+conf)...)}
+	api := kContainer{Name: CHeatAPI, Image: b.apiImage(), VolumeMounts: mounts,
+		Command: b.script(CHeatAPI, append(b.waitDBSyncScript(), "exec heat-api --config-file "+conf)...)}
+	if !b.hostNetwork() {
+		api.Ports = []kPort{{ContainerPort: b.s.APIPort, HostPort: b.s.APIPort, HostIP: b.s.BindHost, Protocol: "TCP"}}
 	}
 	pod.Spec.Containers = append(pod.Spec.Containers, engine, api)
 	body, err := yaml.Marshal(pod)
 	if err != nil {
-		return nil, fmt.Errorf("rendering %s: %w", PodYAML, err)
+		return nil, fmt.Errorf("rendering %s: %w", heatdir.PodYAML, err)
 	}
 	head := fmt.Sprintf("# Written by ephemeral.heat for the ephemeral Heat in %s.\n"+
-		"# By hand: podman play kube %s   (and: podman pod rm -f %s)\n", o.HeatDir, o.path(PodYAML), name)
+		"# By hand: podman play kube %s   (and: podman pod rm -f %s)\n", b.dir(), b.path(heatdir.PodYAML), name)
 	return append([]byte(head), body...), nil
-}
-
-// podRunsOwnMariaDB reports whether a heat-pod.yaml has the pod's own MariaDB container.
-func podRunsOwnMariaDB(y []byte) bool {
-	var pod kPod
-	if yaml.Unmarshal(y, &pod) != nil {
-		return false
-	}
-	for _, c := range pod.Spec.Containers {
-		if c.Name == CMariaDB {
-			return true
-		}
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package podheat
+package podheat_test
 
 // Acceptance tests against a real podman (run as root here): they need
 // podman, runc and the image `make heat-image` builds. The image is built on
@@ -27,7 +27,9 @@ import (
 
 	"github.com/containers/podman/v4/pkg/bindings/containers"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/podheat"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 
@@ -56,7 +58,7 @@ func TestMain(m *testing.M) {
 
 func repoRoot() string {
 	wd, _ := os.Getwd()
-	return filepath.Clean(filepath.Join(wd, "..", ".."))
+	return filepath.Clean(filepath.Join(wd, "..", "..", ".."))
 }
 
 func setup() error {
@@ -71,8 +73,8 @@ func setup() error {
 	ctx := context.Background()
 	sock := os.Getenv("EPHEMERAL_HEAT_PODMAN_SOCKET")
 	if sock == "" {
-		if _, err := Connect(ctx, DefaultSocket()); err == nil {
-			sock = DefaultSocket()
+		if _, err := podheat.Connect(ctx, podheat.DefaultSocket()); err == nil {
+			sock = podheat.DefaultSocket()
 		}
 	}
 	if sock == "" {
@@ -93,7 +95,7 @@ func setup() error {
 		}
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			if _, err := Connect(ctx, sock); err == nil {
+			if _, err := podheat.Connect(ctx, sock); err == nil {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -104,15 +106,15 @@ func setup() error {
 		}
 	}
 	testSock = sock
-	if err := exec.Command("podman", "image", "exists", DefaultImage).Run(); err != nil {
+	if err := exec.Command("podman", "image", "exists", podheat.DefaultImage).Run(); err != nil {
 		if os.Geteuid() != 0 {
-			return fmt.Errorf("the image %s is missing: build it with 'sudo make heat-image'", DefaultImage)
+			return fmt.Errorf("the image %s is missing: build it with 'sudo make heat-image'", podheat.DefaultImage)
 		}
 		start := time.Now()
-		fmt.Fprintf(os.Stderr, "podheat tests: building %s with scripts/build-heat-image.sh (about 2.5 minutes)\n", DefaultImage)
+		fmt.Fprintf(os.Stderr, "podheat tests: building %s with scripts/build-heat-image.sh (about 2.5 minutes)\n", podheat.DefaultImage)
 		out, err := exec.Command(filepath.Join(repoRoot(), "scripts", "build-heat-image.sh")).CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("the image %s is missing and building it failed (%v):\n%s", DefaultImage, err, out)
+			return fmt.Errorf("the image %s is missing and building it failed (%v):\n%s", podheat.DefaultImage, err, out)
 		}
 		fmt.Fprintf(os.Stderr, "podheat tests: image built in %s\n", time.Since(start).Round(time.Second))
 	}
@@ -152,31 +154,31 @@ func (w *warnings) has(s string) bool {
 	return false
 }
 
-func newOpts(t *testing.T, heatType string, w *warnings) Options {
+func newOpts(t *testing.T, heatType string, w *warnings) launch.Options {
 	t.Helper()
 	port, err := proc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "overcloud", "heat-launcher")
-	o := Options{State: Started, HeatType: heatType, HeatDir: dir, APIPort: port, Socket: testSock,
+	o := launch.Options{State: launch.Started, HeatType: heatType, HeatDir: dir, APIPort: port, PodmanSocket: testSock,
 		Timeout: 240 * time.Second, Warn: w.add}
 	t.Cleanup(func() {
 		c := o
-		c.State = Absent
+		c.State = launch.Absent
 		c.Warn = func(string, ...any) {}
-		if _, err := Run(context.Background(), c); err != nil {
+		if _, err := launch.Run(context.Background(), c); err != nil {
 			t.Logf("cleanup: %v", err)
 		}
 	})
 	return o
 }
 
-func run(t *testing.T, o Options, state string) Outcome {
+func run(t *testing.T, o launch.Options, state string) launch.Outcome {
 	t.Helper()
 	o.State = state
 	start := time.Now()
-	out, err := Run(context.Background(), o)
+	out, err := launch.Run(context.Background(), o)
 	if err != nil {
 		t.Fatalf("%s: %v", state, err)
 	}
@@ -197,14 +199,14 @@ func podmanCLI(t *testing.T, args ...string) string {
 
 func requireNothingLeft(t *testing.T, dir string) {
 	t.Helper()
-	f := "label=" + LabelDir + "=" + DirHash(dir)
+	f := "label=" + podheat.LabelDir + "=" + podheat.DirHash(dir)
 	if s := podmanCLI(t, "ps", "-a", "--filter", f, "--format", "{{.Names}}"); s != "" {
 		t.Errorf("containers left (podman ps -a): %s", s)
 	}
 	if s := podmanCLI(t, "pod", "ps", "--filter", f, "--format", "{{.Name}}"); s != "" {
 		t.Errorf("pods left (podman pod ps): %s", s)
 	}
-	if s := podmanCLI(t, "ps", "-a", "--filter", "name="+Name(dir), "--format", "{{.Names}}"); s != "" {
+	if s := podmanCLI(t, "ps", "-a", "--filter", "name="+podheat.Name(dir), "--format", "{{.Names}}"); s != "" {
 		t.Errorf("containers named after heat_dir left: %s", s)
 	}
 }
@@ -337,28 +339,28 @@ func requireMode(t *testing.T, path string, want os.FileMode) {
 func TestContainerLifecycle(t *testing.T) {
 	requirePodman(t)
 	var w warnings
-	o := newOpts(t, Container, &w)
-	out := run(t, o, Started)
-	if !out.Changed || out.Name != Name(o.HeatDir) || out.Database != "sqlite" {
+	o := newOpts(t, launch.Container, &w)
+	out := run(t, o, launch.Started)
+	if !out.Changed || out.PodmanName != podheat.Name(o.HeatDir) || out.Database != "sqlite" {
 		t.Fatalf("start: %+v", out)
 	}
 	requireLoopbackOnly(t, o.APIPort)
-	for _, f := range []string{heatconf.HeatConf, heatconf.TokenFile, StateFile, SQLiteFile} {
+	for _, f := range []string{heatdir.HeatConf, heatdir.TokenFile, heatdir.RecordFile, heatdir.SQLiteFile} {
 		requireMode(t, filepath.Join(o.HeatDir, f), 0o600)
 	}
 	createGroup(t, out.Endpoint, "rg3", 3, false, 3*time.Minute)
 
-	again := run(t, o, Started)
+	again := run(t, o, launch.Started)
 	if again.Changed {
 		t.Errorf("relaunch of a healthy container changed: %+v", again)
 	}
 
 	// The config is read-only inside the container.
-	c, err := Connect(context.Background(), testSock)
+	c, err := podheat.Connect(context.Background(), testSock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := containers.Inspect(c, Name(o.HeatDir), nil)
+	data, err := containers.Inspect(c, podheat.Name(o.HeatDir), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,11 +368,11 @@ func TestContainerLifecycle(t *testing.T) {
 	for _, m := range data.Mounts {
 		ro[m.Destination] = !m.RW
 	}
-	if !ro[filepath.Join(o.HeatDir, heatconf.HeatConf)] || ro[o.HeatDir] {
+	if !ro[filepath.Join(o.HeatDir, heatdir.HeatConf)] || ro[o.HeatDir] {
 		t.Errorf("mounts: %+v", data.Mounts)
 	}
 
-	st := run(t, o, Stopped)
+	st := run(t, o, launch.Stopped)
 	if !st.Changed {
 		t.Errorf("stop did not change")
 	}
@@ -378,23 +380,23 @@ func TestContainerLifecycle(t *testing.T) {
 	if !proc.PortFree("127.0.0.1", o.APIPort) {
 		t.Errorf("api_port still in use after stop")
 	}
-	if _, err := os.Stat(filepath.Join(o.HeatDir, SQLiteFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.SQLiteFile)); err != nil {
 		t.Errorf("stopped removed the database: %v", err)
 	}
 	// Data survives a stop.
-	out = run(t, o, Started)
+	out = run(t, o, launch.Started)
 	if s, _ := stackStatus(t, out.Endpoint, "rg3"); s != "CREATE_COMPLETE" {
 		t.Errorf("after restart stack rg3 is %q", s)
 	}
-	ab := run(t, o, Absent)
+	ab := run(t, o, launch.Absent)
 	if len(ab.Removed) == 0 {
 		t.Errorf("absent removed nothing: %+v", ab)
 	}
 	requireNothingLeft(t, o.HeatDir)
-	if _, err := os.Stat(filepath.Join(o.HeatDir, SQLiteFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.SQLiteFile)); !os.IsNotExist(err) {
 		t.Errorf("absent kept the database")
 	}
-	if out := run(t, o, Absent); out.Changed {
+	if out := run(t, o, launch.Absent); out.Changed {
 		t.Errorf("second absent changed")
 	}
 }
@@ -402,18 +404,18 @@ func TestContainerLifecycle(t *testing.T) {
 func TestPodLifecycle(t *testing.T) {
 	requirePodman(t)
 	var w warnings
-	o := newOpts(t, Pod, &w)
+	o := newOpts(t, launch.Pod, &w)
 	o.EngineWorkers = 1
-	out := run(t, o, Started)
+	out := run(t, o, launch.Started)
 	if !out.Changed || out.Database != "mysql" {
 		t.Fatalf("start: %+v", out)
 	}
 	requireLoopbackOnly(t, o.APIPort)
-	for _, f := range []string{heatconf.HeatConf, PodYAML, MariaDBInit, RabbitConf, StateFile} {
+	for _, f := range []string{heatdir.HeatConf, heatdir.PodYAML, heatdir.MariaDBInit, heatdir.RabbitConf, heatdir.RecordFile} {
 		requireMode(t, filepath.Join(o.HeatDir, f), 0o600)
 	}
-	y, _ := os.ReadFile(filepath.Join(o.HeatDir, PodYAML))
-	conf, _ := os.ReadFile(filepath.Join(o.HeatDir, heatconf.HeatConf))
+	y, _ := os.ReadFile(filepath.Join(o.HeatDir, heatdir.PodYAML))
+	conf, _ := os.ReadFile(filepath.Join(o.HeatDir, heatdir.HeatConf))
 	if !strings.Contains(string(conf), "rabbit://heat:") || !strings.Contains(string(conf), "mysql+pymysql://heat:") {
 		t.Errorf("heat.conf lacks the pod's own services:\n%s", conf)
 	}
@@ -423,53 +425,52 @@ func TestPodLifecycle(t *testing.T) {
 	createGroup(t, out.Endpoint, "rg3", 3, false, 3*time.Minute)
 	for _, f := range []string{"heat-api.log", "heat-engine.log", "mariadb.log", "rabbitmq.log",
 		"heat-api.stdout.log", "heat-engine.stdout.log", "mariadb.stdout.log", "rabbitmq.stdout.log"} {
-		if st, err := os.Stat(filepath.Join(o.HeatDir, heatconf.LogDir, f)); err != nil || st.Size() == 0 {
+		if st, err := os.Stat(filepath.Join(o.HeatDir, heatdir.LogDir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("log %s missing or empty: %v", f, err)
 		}
 	}
 
-	again := run(t, o, Started)
+	again := run(t, o, launch.Started)
 	if again.Changed {
 		t.Errorf("relaunch of a healthy pod changed: %+v", again)
 	}
 
-	// A crashed caller: the pod is left, the record is gone. It is found by
-	// its label and, being healthy and matching, reused.
-	if err := os.Remove(filepath.Join(o.HeatDir, StateFile)); err != nil {
+	// The record is gone (removed by hand): the pod, labelled for this
+	// heat_dir, is replaced, with a warning; the data stays.
+	if err := os.Remove(filepath.Join(o.HeatDir, heatdir.RecordFile)); err != nil {
 		t.Fatal(err)
 	}
-	reused := run(t, o, Started)
-	if reused.Changed || !w.has("without a launch record") {
-		t.Errorf("leftover pod not reused: %+v, warnings %v", reused, w.w)
+	replaced := run(t, o, launch.Started)
+	if !replaced.Changed || !w.has("without a launch record") {
+		t.Errorf("unrecorded pod not replaced: %+v, warnings %v", replaced, w.w)
 	}
-	if _, err := os.Stat(filepath.Join(o.HeatDir, StateFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.RecordFile)); err != nil {
 		t.Errorf("record not rewritten: %v", err)
 	}
-	if s, _ := stackStatus(t, reused.Endpoint, "rg3"); s != "CREATE_COMPLETE" {
-		t.Errorf("stack rg3 is %q in the reused pod", s)
+	if s, _ := stackStatus(t, replaced.Endpoint, "rg3"); s != "CREATE_COMPLETE" {
+		t.Errorf("stack rg3 is %q in the new pod", s)
 	}
 
-	// A crashed caller whose pod is no longer healthy: replaced, with a warning.
-	os.Remove(filepath.Join(o.HeatDir, StateFile))
-	podmanCLI(t, "kill", PodContainerName(o.HeatDir, CHeatEngine))
-	replaced := run(t, o, Started)
-	if !replaced.Changed || !w.has("not reusable") {
-		t.Errorf("broken leftover pod not replaced: %+v, warnings %v", replaced, w.w)
+	// A recorded pod that is no longer healthy: replaced, with a warning.
+	podmanCLI(t, "kill", podheat.PodContainerName(o.HeatDir, podheat.CHeatEngine))
+	replaced = run(t, o, launch.Started)
+	if !replaced.Changed || !w.has("stale launch record") {
+		t.Errorf("broken pod not replaced: %+v, warnings %v", replaced, w.w)
 	}
 	if s, _ := stackStatus(t, replaced.Endpoint, "rg3"); s != "CREATE_COMPLETE" {
 		t.Errorf("stack rg3 is %q after the pod was replaced (its MariaDB datadir is kept)", s)
 	}
 
-	run(t, o, Stopped)
+	run(t, o, launch.Stopped)
 	requireNothingLeft(t, o.HeatDir)
-	if _, err := os.Stat(filepath.Join(o.HeatDir, MariaDBDir, "mysql")); err != nil {
+	if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.MariaDBDir, "mysql")); err != nil {
 		t.Errorf("stopped removed the MariaDB datadir: %v", err)
 	}
-	ab := run(t, o, Absent)
-	if len(ab.Removed) != 1 || ab.Removed[0] != filepath.Join(o.HeatDir, MariaDBDir) {
+	ab := run(t, o, launch.Absent)
+	if len(ab.Removed) != 1 || ab.Removed[0] != filepath.Join(o.HeatDir, heatdir.MariaDBDir) {
 		t.Errorf("absent removed %v", ab.Removed)
 	}
-	if _, err := os.Stat(filepath.Join(o.HeatDir, MariaDBDir)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.MariaDBDir)); !os.IsNotExist(err) {
 		t.Errorf("absent kept the MariaDB datadir")
 	}
 	requireNothingLeft(t, o.HeatDir)
@@ -481,11 +482,11 @@ func TestPodLifecycle(t *testing.T) {
 func TestPodFiftyMembers(t *testing.T) {
 	requirePodman(t)
 	var w warnings
-	o := newOpts(t, Pod, &w)
+	o := newOpts(t, launch.Pod, &w)
 	o.EngineWorkers = 2
-	out := run(t, o, Started)
+	out := run(t, o, launch.Started)
 	createGroup(t, out.Endpoint, "rg50", 50, true, 10*time.Minute)
-	run(t, o, Absent)
+	run(t, o, launch.Absent)
 	requireNothingLeft(t, o.HeatDir)
 }
 
@@ -493,9 +494,9 @@ func TestPodmanErrors(t *testing.T) {
 	requirePodman(t)
 	t.Run("socket unreachable", func(t *testing.T) {
 		var w warnings
-		o := newOpts(t, Container, &w)
-		o.Socket = "unix://" + filepath.Join(t.TempDir(), "none.sock")
-		_, err := Run(context.Background(), o)
+		o := newOpts(t, launch.Container, &w)
+		o.PodmanSocket = "unix://" + filepath.Join(t.TempDir(), "none.sock")
+		_, err := launch.Run(context.Background(), o)
 		for _, s := range []string{"not reachable", "systemctl start podman.socket", "podman system service --time=0"} {
 			if err == nil || !strings.Contains(err.Error(), s) {
 				t.Errorf("error lacks %q: %v", s, err)
@@ -504,9 +505,9 @@ func TestPodmanErrors(t *testing.T) {
 	})
 	t.Run("image missing", func(t *testing.T) {
 		var w warnings
-		o := newOpts(t, Pod, &w)
+		o := newOpts(t, launch.Pod, &w)
 		o.EngineImage = "localhost/ephemeral-heat:no-such-tag"
-		_, err := Run(context.Background(), o)
+		_, err := launch.Run(context.Background(), o)
 		if err == nil || !strings.Contains(err.Error(), "make heat-image") || !strings.Contains(err.Error(), "no-such-tag") {
 			t.Errorf("error: %v", err)
 		}
@@ -514,28 +515,28 @@ func TestPodmanErrors(t *testing.T) {
 	})
 	t.Run("container exits during start-up", func(t *testing.T) {
 		var w warnings
-		o := newOpts(t, Container, &w)
+		o := newOpts(t, launch.Container, &w)
 		o.ExtraConf = map[string]map[string]string{"database": {"connection": "bogusdb:///nowhere"}}
-		_, err := Run(context.Background(), o)
+		_, err := launch.Run(context.Background(), o)
 		for _, s := range []string{"exited during start-up", "last lines of", "bogusdb"} {
 			if err == nil || !strings.Contains(err.Error(), s) {
 				t.Errorf("error lacks %q: %v", s, err)
 			}
 		}
 		requireNothingLeft(t, o.HeatDir)
-		if _, err := os.Stat(filepath.Join(o.HeatDir, StateFile)); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.RecordFile)); !os.IsNotExist(err) {
 			t.Errorf("launch record left after a failed start")
 		}
 	})
 	t.Run("port in use", func(t *testing.T) {
 		var w warnings
-		o := newOpts(t, Container, &w)
+		o := newOpts(t, launch.Container, &w)
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", o.APIPort))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		_, err = Run(context.Background(), o)
+		_, err = launch.Run(context.Background(), o)
 		if err == nil || !strings.Contains(err.Error(), "already in use") {
 			t.Errorf("error: %v", err)
 		}

@@ -1,4 +1,4 @@
-package heatconf_test
+package heatdir_test
 
 import (
 	"bufio"
@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 )
 
@@ -36,10 +37,14 @@ func heatPython(t *testing.T) string {
 func TestSQLitePoolPlugin(t *testing.T) {
 	py := heatPython(t)
 	dir := t.TempDir()
-	if err := heatconf.WritePythonFiles(dir); err != nil {
+	hd, err := heatdir.At(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for name := range heatconf.PythonFiles() {
+	if err := hd.WritePythonFiles(); err != nil {
+		t.Fatal(err)
+	}
+	for name := range heatdir.PythonFiles() {
 		st, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || st.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: %v %v", name, st, err)
@@ -66,14 +71,14 @@ for name, url, params in json.loads(sys.argv[1]):
 print(json.dumps(out))
 `
 	cases := [][3]string{
-		{"file", "sqlite:///" + db, "plugin=" + heatconf.SQLitePoolPlugin},
+		{"file", "sqlite:///" + db, "plugin=" + heatdir.SQLitePoolPlugin},
 		{"file_stock", "sqlite:///" + db, ""},
-		{"memory", "sqlite://", "plugin=" + heatconf.SQLitePoolPlugin},
-		{"mysql", "mysql+pymysql://heat:pw@127.0.0.1:1/heat", "plugin=" + heatconf.SQLitePoolPlugin},
+		{"memory", "sqlite://", "plugin=" + heatdir.SQLitePoolPlugin},
+		{"mysql", "mysql+pymysql://heat:pw@127.0.0.1:1/heat", "plugin=" + heatdir.SQLitePoolPlugin},
 	}
 	arg, _ := json.Marshal(cases)
 	cmd := exec.Command(py, "-c", script, string(arg))
-	cmd.Env = heatconf.PythonEnv(os.Environ(), filepath.Join(dir, heatconf.PythonDir))
+	cmd.Env = heatdir.PythonEnv(os.Environ(), filepath.Join(dir, heatdir.PythonDir))
 	b, err := cmd.Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -106,7 +111,7 @@ print(json.dumps(out))
 
 // heat.conf and heatrc tell an operator about the PYTHONPATH Heat needs.
 func TestPythonPathRendered(t *testing.T) {
-	c := heatconf.Config{Dir: "/srv/heat", APIPort: 8006, Database: "sqlite:////srv/heat/heat.sqlite", PythonPath: "/srv/heat/python"}
+	c := heatdir.Config{Dir: "/srv/heat", APIPort: 8006, Database: heatdb.DB{Kind: heatdb.SQLite, Path: "/srv/heat/heat.sqlite"}, PythonPath: "/srv/heat/python"}
 	if conf := string(c.RenderHeatConf()); !strings.Contains(conf, "PYTHONPATH=/srv/heat/python") {
 		t.Errorf("heat.conf does not mention PYTHONPATH:\n%s", conf)
 	}
@@ -135,7 +140,7 @@ func TestPythonEnv(t *testing.T) {
 			[]string{"A=PYTHONPATH=z", "PYTHONPATH=/h/python", "PYTHONDONTWRITEBYTECODE=1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := heatconf.PythonEnv(tc.environ, "/h/python")
+			got := heatdir.PythonEnv(tc.environ, "/h/python")
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("PythonEnv(%q) = %q, want %q", tc.environ, got, tc.want)
 			}
