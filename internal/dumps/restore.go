@@ -225,7 +225,8 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 	return r, nil
 }
 
-// SameStacks compares the stacks a manifest lists with those found.
+// SameStacks compares the stacks a dump holds (its manifest's, or those of
+// a tripleoclient dump's stack table) with those found.
 func SameStacks(want, got []Stack) error {
 	key := func(s Stack) string { return s.ID + " " + s.Name + " " + s.Status }
 	w := map[string]bool{}
@@ -248,7 +249,7 @@ func SameStacks(want, got []Stack) error {
 		}
 	}
 	if len(missing)+len(extra) > 0 {
-		return fmt.Errorf("the stacks differ from the dump's manifest: missing %v, unexpected %v", missing, extra)
+		return fmt.Errorf("the stacks differ from the dump's: missing %v, unexpected %v", missing, extra)
 	}
 	return nil
 }
