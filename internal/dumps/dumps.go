@@ -2,7 +2,8 @@
 // timestamped, optionally gzip-compressed SQL files written atomically with
 // mode 0600, a sha256 file and a manifest (tables, rows, stacks) beside each,
 // rotation of older dumps, verification before a wipe, and restore of the
-// newest (or a given) dump into the database heat.conf names.
+// newest (or a given) dump into the database heat.conf names; restore also
+// adopts the dumps python-tripleoclient leaves (tripleo.go).
 package dumps
 
 import (
