@@ -115,7 +115,9 @@ func Sync(dest string, r *Rendering, o SyncOptions) (SyncResult, error) {
 	return res, nil
 }
 
-// readTree reads dest's files (not .git); a missing dest is empty.
+// readTree reads dest's files (not .git) and directories ("DIR/"); a
+// missing dest is empty. What the rendering would not have written as it
+// is (another mode, a symlink, ...) reads as content that never matches.
 func readTree(dest string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	st, err := os.Stat(dest)
@@ -128,6 +130,7 @@ func readTree(dest string) (map[string][]byte, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("dest %s exists and is not a directory", dest)
 	}
+	mismatch := []byte{0xff, 0xfe, 0x00}
 	err = filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -136,21 +139,22 @@ func readTree(dest string) (map[string][]byte, error) {
 		if rel == ".git" {
 			return filepath.SkipDir
 		}
-		if d.IsDir() {
-			if rel != "." {
-				if info, err := d.Info(); err == nil && info.Mode().Perm() != DirMode {
-					files[filepath.ToSlash(rel)+"/"] = nil // a directory to fix
-				}
-			}
-			return nil
-		}
 		info, err := d.Info()
 		if err != nil {
 			return err
 		}
+		if d.IsDir() {
+			if rel != "." {
+				var c []byte
+				if info.Mode().Perm() != DirMode {
+					c = mismatch
+				}
+				files[filepath.ToSlash(rel)+"/"] = c
+			}
+			return nil
+		}
 		if !info.Mode().IsRegular() || info.Mode().Perm() != FileMode {
-			// Not what we write: it changes (a nil content never matches).
-			files[filepath.ToSlash(rel)] = []byte{0xff, 0xfe, 0x00}
+			files[filepath.ToSlash(rel)] = mismatch
 			return nil
 		}
 		b, err := os.ReadFile(p)
@@ -175,10 +179,6 @@ func compare(cur, want map[string][]byte) Changes {
 		}
 	}
 	for p := range cur {
-		if strings.HasSuffix(p, "/") {
-			c.Modified = append(c.Modified, p)
-			continue
-		}
 		if _, ok := want[p]; !ok {
 			c.Removed = append(c.Removed, p)
 		}
@@ -272,7 +272,14 @@ func writeTree(root string, files map[string][]byte) error {
 	sort.Strings(paths)
 	made := map[string]bool{}
 	for _, p := range paths {
-		full := filepath.Join(root, filepath.FromSlash(p))
+		full := filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(p, "/")))
+		if strings.HasSuffix(p, "/") {
+			if err := os.MkdirAll(full, DirMode); err != nil {
+				return err
+			}
+			made[full] = true
+			continue
+		}
 		dir := filepath.Dir(full)
 		if !made[dir] {
 			if err := os.MkdirAll(dir, DirMode); err != nil {
