@@ -6,6 +6,9 @@ packages=(
   ansible-core ansible-lint git sqlite3 ca-certificates curl
   heat-common heat-api heat-engine python3-pymysql
   python3-openstackclient python3-heatclient
+  # the sample's software deployments on this host become root as TripleO's
+  # deployments.yaml does
+  sudo
   mariadb-server mariadb-client
   podman runc catatonit debootstrap
   # C headers of the podman bindings' cgo dependencies: a plain `go vet ./...`
