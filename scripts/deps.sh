@@ -6,9 +6,11 @@ packages=(
   ansible-core ansible-lint git sqlite3 ca-certificates curl
   heat-common heat-api heat-engine python3-pymysql
   python3-openstackclient python3-heatclient
+  # THT's tools/process-templates.py and tests/tht's tripleo-common reader
+  python3-jinja2 python3-yaml python3-six
   # tripleo-common's own config download and inventory, run beside ours by
   # the differential test (tests/tripleocommon) and make bench
-  python3-git python3-pbr python3-yaml python3-jinja2 python3-eventlet python3-openstacksdk
+  python3-git python3-pbr python3-eventlet python3-openstacksdk
   # the sample's software deployments on this host become root as TripleO's
   # deployments.yaml does
   sudo

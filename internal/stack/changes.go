@@ -3,10 +3,10 @@ package stack
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"sort"
 	"strconv"
@@ -15,74 +15,84 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 )
 
-// changes works out what an update would change:
+// maxNestedPreview is the most nested-stack resources a top stack may
+// have for previewResources to ask Heat for the nested stacks' preview too.
+// Heat works out a nested preview of every nested stack before it answers
+// (as long as an update, on tripleo-heat-templates ~45 s), and Heat 19 then
+// fails it on THT's stacks anyway (400: a list_concat of values a preview
+// does not have); the top stack's preview takes a few seconds.
+const maxNestedPreview = 20
+
+// previewResources adds to ch the resources an update would touch, from
+// Heat's update preview: the top stack's, and for a stack with at most
+// maxNestedPreview nested-stack resources, with the nested stacks'
+// (show_nested=true). Measured on Heat 19 (Zed): for an unchanged template
+// every resource is "unchanged" (including OS::Heat::RandomString) except
+// resources that are nested stacks (provider templates, ResourceGroup and
+// each of its members), which Heat always lists as "updated"; with
+// show_nested their own resources are listed too, with parent_resource
+// naming the container. An "updated" resource that has such children is
+// therefore not counted as a change: a real change inside it shows as a
+// change of a child. Without the nested preview, the top stack's
+// nested-stack resources count as updated (their properties come from the
+// inputs that changed) and ch.Partial says the detail is partial.
 //
-//   - Heat's update preview (show_nested=true). Measured on Heat 19 (Zed):
-//     for an unchanged template every resource is "unchanged" (including
-//     OS::Heat::RandomString) except resources that are nested stacks
-//     (provider templates, ResourceGroup and each of its members), which
-//     Heat always lists as "updated"; with show_nested their own resources
-//     are listed too, with parent_resource naming the container. An
-//     "updated" resource that has such children is therefore not counted
-//     as a change: a real change inside it shows as a change of a child.
-//   - The parameters as Heat resolves them (a create preview of the same
-//     request under another name) against the stack's current parameters
-//     (OS::* ones excepted): a parameter used only by outputs changes no
-//     resource. With existing=true, only the given parameters, formatted as
-//     Heat shows them.
-//   - The stored template and files against the new ones (outputs or
-//     descriptions change no resource either), and tags, timeout and
-//     rollback.
-//   - A stack in a FAILED status is always updated (that is the retry).
-func (r *Request) changes(ctx context.Context, c *heatapi.Client, cur *heatapi.Stack, body []byte) (*Changes, error) {
+// The preview is detail for check mode and --diff only: whether to update
+// was decided from the inputs. An error is returned only when Heat refuses
+// the update itself (a 400 to the top stack's preview, such as an unknown
+// parameter): the update would fail the same way.
+func (r *Request) previewResources(ctx context.Context, c *heatapi.Client, cur *heatapi.Stack, body []byte, ch *Changes) error {
 	ref := cur.Ref()
-	p, err := c.PreviewUpdate(ctx, ref, body, r.o.Existing, true)
-	var containers map[string]bool
+	p, err := c.PreviewUpdate(ctx, ref, body, r.o.Existing, false)
+	var ae *heatapi.APIError
+	if errors.As(err, &ae) && ae.StatusCode == http.StatusBadRequest {
+		return fmt.Errorf("Heat refuses this update of stack %s: %w", ref, err)
+	}
 	if err != nil {
-		// Heat 19 fails show_nested=true previews in several cases: 404
-		// "ResourcePropertiesData with id {} not found" once a nested
-		// stack's data is broken, and 400 (a TypeError in
-		// format_stack_resource) when a ResourceGroup grows. Preview the
-		// top stack alone then, and tell its nested-stack resources apart
-		// from the resource list.
-		nestedErr := err
-		p, err = c.PreviewUpdate(ctx, ref, body, r.o.Existing, false)
+		ch.Partial = fmt.Sprintf("Heat could not preview the update (%v): no resource detail", shortErr(err))
+		r.o.Warn("%s", ch.Partial)
+		return nil
+	}
+	res, err := c.ListResources(ctx, ref, heatapi.ResourceListOpts{})
+	if err != nil {
+		ch.Partial = fmt.Sprintf("listing the resources of stack %s failed (%v): no resource detail", ref, shortErr(err))
+		r.o.Warn("%s", ch.Partial)
+		return nil
+	}
+	containers := map[string]bool{}
+	for _, x := range res {
+		if _, ok := x.NestedStack(); ok {
+			containers[x.Name] = true
+		}
+	}
+	if len(containers) > 0 && len(containers) <= maxNestedPreview {
+		nested, err := c.PreviewUpdate(ctx, ref, body, r.o.Existing, true)
 		if err == nil {
-			r.o.Warn("Heat could not preview the nested stacks of %s (%v); the preview covers the top stack only", ref.Name, nestedErr)
-			res, lerr := c.ListResources(ctx, ref, heatapi.ResourceListOpts{})
-			if lerr != nil {
-				return nil, fmt.Errorf("listing the resources of stack %s: %w", ref, lerr)
-			}
-			containers = map[string]bool{}
-			for _, x := range res {
-				if _, ok := x.NestedStack(); ok {
-					containers[x.Name] = true
-				}
-			}
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("preview of updating stack %s: %w", ref, err)
-	}
-	ch, unseen := classify(p, r.o.Name, containers)
-	if isFailed(cur.Status) {
-		ch.Other = append(ch.Other, fmt.Sprintf("the stack is %s: updating it again", cur.Status))
-	}
-	if err := r.compareInputs(ctx, c, cur, ch); err != nil {
-		return nil, err
-	}
-	// Nested stacks whose contents Heat did not show change when anything
-	// else does (their properties come from the same inputs).
-	if len(unseen) > 0 {
-		if ch.Empty() {
-			ch.Unchanged = append(ch.Unchanged, unseen...)
-			sort.Strings(ch.Unchanged)
+			p, containers = nested, nil
 		} else {
-			ch.Updated = append(ch.Updated, unseen...)
-			sort.Strings(ch.Updated)
+			// Heat 19 also fails show_nested previews with 404
+			// ("ResourcePropertiesData with id {} not found") once a nested
+			// stack's data is broken, and 400 (a TypeError in
+			// format_stack_resource) when a ResourceGroup grows.
+			ch.Partial = fmt.Sprintf("Heat could not preview the nested stacks (%v): the resources listed are the top stack's", shortErr(err))
 		}
+	} else if len(containers) > maxNestedPreview {
+		ch.Partial = fmt.Sprintf("the top stack has %d nested stacks (more than %d): the resources listed are the top stack's, its nested stacks counted as updated", len(containers), maxNestedPreview)
 	}
-	return ch, nil
+	got, unseen := classify(p, r.o.Name, containers)
+	ch.Added, ch.Deleted, ch.Replaced, ch.Updated, ch.Unchanged = got.Added, got.Deleted, got.Replaced, got.Updated, got.Unchanged
+	ch.Updated = append(ch.Updated, unseen...)
+	sort.Strings(ch.Updated)
+	return nil
+}
+
+// shortErr keeps the first line of an error, at most 300 characters.
+func shortErr(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
 }
 
 // classify turns an update preview into resource paths by category.
@@ -198,112 +208,6 @@ func stackPath(name, top string) string {
 		return name
 	}
 	return top + "." + strings.ReplaceAll(rest, "-", ".")
-}
-
-// compareInputs adds the parameters and other inputs that differ.
-func (r *Request) compareInputs(ctx context.Context, c *heatapi.Client, cur *heatapi.Stack, ch *Changes) error {
-	ref := cur.Ref()
-	o := &r.o
-	// Parameters.
-	if r.bundle != nil && !o.Existing {
-		body, err := r.body(r.createExtra(previewName(o.Name)))
-		if err != nil {
-			return err
-		}
-		p, err := c.PreviewCreate(ctx, body)
-		if err != nil {
-			return fmt.Errorf("preview of the parameters of stack %s: %w", ref, err)
-		}
-		ch.Parameters = diffParams(cur.Parameters, p.Stack.Parameters, nil)
-	} else if o.Existing && o.given("parameters") && len(o.Parameters) > 0 {
-		tpl, err := c.GetTemplate(ctx, ref)
-		if err != nil {
-			return fmt.Errorf("reading the template of stack %s: %w", ref, err)
-		}
-		if r.bundle != nil {
-			tpl = r.bundle.Template
-		}
-		want := map[string]string{}
-		for k, v := range o.Parameters {
-			want[k] = heatString(paramType(tpl, k), v)
-		}
-		ch.Parameters = diffParams(cur.Parameters, want, o.Parameters)
-	}
-	if len(ch.Parameters) == 0 {
-		ch.Parameters = nil
-	}
-	// Template and files.
-	if r.bundle != nil {
-		stored, err := c.GetTemplate(ctx, ref)
-		if err != nil {
-			return fmt.Errorf("reading the template of stack %s: %w", ref, err)
-		}
-		if !jsonEqual(stored, r.bundle.Template) {
-			ch.Other = append(ch.Other, "template changed")
-		}
-	}
-	newFiles := r.envFiles
-	if r.bundle != nil {
-		newFiles = r.bundle.Files
-	}
-	if len(newFiles) > 0 || !o.Existing {
-		stored, err := c.GetFiles(ctx, ref)
-		if err != nil {
-			return fmt.Errorf("reading the files of stack %s: %w", ref, err)
-		}
-		var diff []string
-		for u, content := range newFiles {
-			if old, ok := stored[u]; !ok {
-				diff = append(diff, "added "+u)
-			} else if old != content {
-				diff = append(diff, "changed "+u)
-			}
-		}
-		if !o.Existing {
-			for u := range stored {
-				if _, ok := newFiles[u]; !ok {
-					diff = append(diff, "removed "+u)
-				}
-			}
-		}
-		sort.Strings(diff)
-		for _, d := range diff {
-			ch.Other = append(ch.Other, "file "+d)
-		}
-	}
-	// Settings.
-	if !o.Existing || o.given("tags") {
-		if !sameStrings(cur.Tags, o.Tags) {
-			ch.Other = append(ch.Other, fmt.Sprintf("tags %v -> %v", cur.Tags, o.Tags))
-		}
-	}
-	if !o.Existing || o.given("timeout") {
-		if cur.TimeoutMins == nil || *cur.TimeoutMins != o.Timeout {
-			was := "none"
-			if cur.TimeoutMins != nil {
-				was = strconv.Itoa(*cur.TimeoutMins)
-			}
-			ch.Other = append(ch.Other, fmt.Sprintf("timeout_mins %s -> %d", was, o.Timeout))
-		}
-	}
-	if !o.Existing || o.given("rollback") {
-		if cur.DisableRollback != !o.Rollback {
-			ch.Other = append(ch.Other, fmt.Sprintf("disable_rollback %v -> %v", cur.DisableRollback, !o.Rollback))
-		}
-	}
-	return nil
-}
-
-// previewName is a stack name that does not exist, for a create preview
-// (Heat refuses a create preview under an existing stack's name).
-func previewName(name string) string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	n := name
-	if len(n) > 200 {
-		n = n[:200]
-	}
-	return n + "-preview-" + hex.EncodeToString(b)
 }
 
 func diffParams(cur, want map[string]string, only map[string]any) map[string]ParamChange {

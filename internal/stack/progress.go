@@ -32,43 +32,50 @@ func (p *progress) elapsed() string {
 }
 
 // poll prints the new events and the resource count. Errors are ignored:
-// progress is best effort.
+// progress is best effort. Events are read before the resources, so that
+// every stack an event names is already in the resource list (its path is
+// known).
 func (p *progress) poll(ctx context.Context, action string) {
 	if p.r.o.Progress == nil {
 		return
 	}
-	res, err := p.c.ListResources(ctx, p.ref, heatapi.ResourceListOpts{NestedDepth: NestedDepth})
-	if err == nil {
-		p.learn(res)
-		done := 0
-		for _, x := range res {
-			switch {
-			case action == "DELETE":
-			case strings.HasSuffix(x.Status, "_COMPLETE") && !strings.HasPrefix(x.Status, "DELETE") && !strings.HasPrefix(x.Status, "INIT"):
-				done++
-			}
-		}
-		line := fmt.Sprintf("resources %d/%d complete", done, len(res))
-		if action == "DELETE" {
-			line = fmt.Sprintf("resources remaining: %d", len(res))
-		}
-		if line != p.last {
-			p.last = line
-			p.r.progressf("%s %s", p.elapsed(), line)
-		}
-	}
+	var events []heatapi.Event
 	for page := 0; page < 10; page++ {
 		ev, err := p.c.ListEvents(ctx, p.ref, heatapi.EventListOpts{NestedDepth: NestedDepth, Marker: p.marker, SortDir: "asc", Limit: 100})
 		if err != nil || len(ev) == 0 {
-			return
+			break
 		}
-		for _, e := range ev {
-			p.r.progressf("%s %s %s %s", p.elapsed(), p.eventPath(e), e.Status, e.StatusReason)
-		}
+		events = append(events, ev...)
 		p.marker = ev[len(ev)-1].ID
 		if len(ev) < 100 {
-			return
+			break
 		}
+	}
+	res, err := p.c.ListResources(ctx, p.ref, heatapi.ResourceListOpts{NestedDepth: NestedDepth})
+	if err == nil {
+		p.learn(res)
+	}
+	for _, e := range events {
+		p.r.progressf("%s %s %s %s", p.elapsed(), p.eventPath(e), e.Status, e.StatusReason)
+	}
+	if err != nil {
+		return
+	}
+	done := 0
+	for _, x := range res {
+		switch {
+		case action == "DELETE":
+		case strings.HasSuffix(x.Status, "_COMPLETE") && !strings.HasPrefix(x.Status, "DELETE") && !strings.HasPrefix(x.Status, "INIT"):
+			done++
+		}
+	}
+	line := fmt.Sprintf("resources %d/%d complete", done, len(res))
+	if action == "DELETE" {
+		line = fmt.Sprintf("resources remaining: %d", len(res))
+	}
+	if line != p.last {
+		p.last = line
+		p.r.progressf("%s %s", p.elapsed(), line)
 	}
 }
 

@@ -63,8 +63,12 @@ type Options struct {
 	// ("parameters", "timeout", "rollback", "tags"); what is not given is
 	// neither sent nor compared. Nil means all given.
 	Given func(name string) bool
-	// CheckMode changes nothing; the outcome is Heat's preview.
+	// CheckMode changes nothing; whether the stack would change is decided
+	// from the inputs, and Heat's preview adds the resources it would touch.
 	CheckMode bool
+	// Diff asks for the resources an update would touch (Heat's preview)
+	// before it is made.
+	Diff bool
 	// Progress, when not nil, gets live progress (resources done, events).
 	Progress io.Writer
 	// PollInterval between status polls (default 2 s).
@@ -129,6 +133,25 @@ type Changes struct {
 	// Other lists other differences (template, files, tags, timeout,
 	// rollback, a failed status to retry).
 	Other []string `json:"other,omitempty"`
+	// Partial says why the resource lists are incomplete (Heat could not
+	// preview the nested stacks, or nothing); "" when they are complete.
+	Partial string `json:"partial,omitempty"`
+}
+
+// Summary is a one-line account of the inputs that differ.
+func (c *Changes) Summary() string {
+	var parts []string
+	if n := len(c.Parameters); n > 0 {
+		parts = append(parts, fmt.Sprintf("parameters %s", strings.Join(sortedKeys(c.Parameters), ", ")))
+	}
+	parts = append(parts, c.Other...)
+	if len(parts) > 3 {
+		parts = append(parts[:3], fmt.Sprintf("and %d more (see preview.other)", len(parts)-3))
+	}
+	if len(parts) == 0 {
+		return "no input differs"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Empty reports whether nothing would change.
@@ -160,6 +183,9 @@ type Outcome struct {
 type Request struct {
 	o      Options
 	bundle *templates.Bundle // nil when no template is given
+	// full is bundle plus the parameters environment (ParametersEnvURL),
+	// last: what a create or an update (PUT) sends.
+	full *templates.Bundle
 	// envFiles/envURLs: the environments alone (Existing without template).
 	envFiles map[string]string
 	envURLs  []string
@@ -209,8 +235,20 @@ func Prepare(o Options) (*Request, error) {
 		return nil, err
 	}
 	r.bundle = b
+	penv, err := parametersEnv(o.Parameters, b.EnvironmentFiles)
+	if err != nil {
+		return nil, err
+	}
+	full := *b
+	full.Files = make(map[string]string, len(b.Files)+1)
+	for k, v := range b.Files {
+		full.Files[k] = v
+	}
+	full.Files[ParametersEnvURL] = penv
+	full.EnvironmentFiles = append(append([]string(nil), b.EnvironmentFiles...), ParametersEnvURL)
+	r.full = &full
 	// Build a body once now so that an oversized request fails before Heat.
-	if _, err := r.body(map[string]any{"stack_name": o.Name}); err != nil {
+	if _, err := r.body(map[string]any{"stack_name": o.Name}, true); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -236,9 +274,13 @@ func validName(n string) error {
 }
 
 // body returns a request body with the template (when given), files,
-// environment_files and extra.
-func (r *Request) body(extra map[string]any) ([]byte, error) {
+// environment_files and extra. full (a create or PUT) sends the parameters
+// environment too; otherwise (PATCH) the parameters go in extra.
+func (r *Request) body(extra map[string]any, full bool) ([]byte, error) {
 	if r.bundle != nil {
+		if full {
+			return r.full.RequestBody(extra, r.o.MaxBodyBytes)
+		}
 		return r.bundle.RequestBody(extra, r.o.MaxBodyBytes)
 	}
 	b := map[string]any{}
@@ -265,15 +307,13 @@ func (r *Request) body(extra map[string]any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// createExtra are the fields of a create (and of a create preview).
+// createExtra are the fields of a create (and of a create preview); the
+// parameters travel in the parameters environment.
 func (r *Request) createExtra(name string) map[string]any {
 	e := map[string]any{
 		"stack_name":       name,
 		"timeout_mins":     r.o.Timeout,
 		"disable_rollback": !r.o.Rollback,
-	}
-	if len(r.o.Parameters) > 0 {
-		e["parameters"] = r.o.Parameters
 	}
 	if len(r.o.Tags) > 0 {
 		e["tags"] = strings.Join(r.o.Tags, ",")
@@ -282,11 +322,12 @@ func (r *Request) createExtra(name string) map[string]any {
 }
 
 // updateExtra are the fields of an update (PUT) or, with Existing, a PATCH
-// (only what was given).
+// (only what was given). Tags are sent only when there are some: "tags": ""
+// would be stored as [""], and a PUT without tags clears them.
 func (r *Request) updateExtra() map[string]any {
 	e := map[string]any{}
 	o := &r.o
-	if !o.Existing || o.given("parameters") {
+	if o.Existing && o.given("parameters") {
 		e["parameters"] = nonNil(o.Parameters)
 	}
 	if !o.Existing || o.given("timeout") {
@@ -295,11 +336,14 @@ func (r *Request) updateExtra() map[string]any {
 	if !o.Existing || o.given("rollback") {
 		e["disable_rollback"] = !o.Rollback
 	}
-	if !o.Existing || o.given("tags") {
+	if (!o.Existing || o.given("tags")) && len(o.Tags) > 0 {
 		e["tags"] = strings.Join(o.Tags, ",")
 	}
 	return e
 }
+
+// fullUpdate: the update replaces template, environment and files (PUT).
+func (r *Request) fullUpdate() bool { return !r.o.Existing && r.bundle != nil }
 
 func nonNil(m map[string]any) map[string]any {
 	if m == nil {
@@ -347,7 +391,7 @@ func (r *Request) create(ctx context.Context, c *heatapi.Client) (Outcome, error
 	if r.bundle == nil {
 		return Outcome{Action: ActionNone}, fmt.Errorf("stack %s does not exist and no template is given to create it", r.o.Name)
 	}
-	body, err := r.body(r.createExtra(r.o.Name))
+	body, err := r.body(r.createExtra(r.o.Name), true)
 	if err != nil {
 		return Outcome{Action: ActionNone}, err
 	}
@@ -371,16 +415,16 @@ func (r *Request) create(ctx context.Context, c *heatapi.Client) (Outcome, error
 	if err != nil {
 		return Outcome{Action: ActionNone}, fmt.Errorf("creating stack %s: %w", r.o.Name, err)
 	}
-	return r.finish(ctx, c, ref, out, nil, "")
+	return r.finish(ctx, c, ref, out, nil, marks{})
 }
 
 // finish waits (when asked) and fills the outcome: stack, outputs, failures.
-func (r *Request) finish(ctx context.Context, c *heatapi.Client, ref heatapi.StackRef, out Outcome, before *heatapi.Stack, marker string) (Outcome, error) {
+func (r *Request) finish(ctx context.Context, c *heatapi.Client, ref heatapi.StackRef, out Outcome, before *heatapi.Stack, m marks) (Outcome, error) {
 	action := strings.ToUpper(out.Action)
 	var st *heatapi.Stack
 	var err error
 	if r.o.Wait {
-		st, err = r.wait(ctx, c, ref, action, before, marker)
+		st, err = r.wait(ctx, c, ref, action, before, m)
 		if err != nil {
 			if st != nil {
 				out.Stack = infoOf(st)
@@ -454,7 +498,10 @@ func (r *Request) delete(ctx context.Context, c *heatapi.Client, cur *heatapi.St
 		out.Msg = fmt.Sprintf("stack %s would be deleted (check mode)", r.o.Name)
 		return out, nil
 	}
-	marker := r.lastEvent(ctx, c, ref)
+	m, err := r.marks(ctx, c, ref)
+	if err != nil {
+		return Outcome{Action: ActionNone, Stack: infoOf(cur)}, err
+	}
 	if cur.Status != "DELETE_IN_PROGRESS" {
 		r.progressf("deleting stack %s", r.o.Name)
 		if err := c.DeleteStack(ctx, ref); err != nil {
@@ -466,19 +513,34 @@ func (r *Request) delete(ctx context.Context, c *heatapi.Client, cur *heatapi.St
 	} else {
 		r.progressf("stack %s is already being deleted; waiting", r.o.Name)
 	}
-	return r.finish(ctx, c, ref, out, cur, marker)
+	return r.finish(ctx, c, ref, out, cur, m)
 }
 
-// lastEvent returns the id of the newest event (the marker for progress).
-func (r *Request) lastEvent(ctx context.Context, c *heatapi.Client, ref heatapi.StackRef) string {
-	if r.o.Progress == nil || !r.o.Wait {
-		return ""
+// marks are the newest events before an operation on an existing stack:
+// top, of the stack itself (to tell when the operation has ended), and
+// progress, through nested stacks (to print only the operation's events).
+type marks struct {
+	top, progress string
+}
+
+func (r *Request) marks(ctx context.Context, c *heatapi.Client, ref heatapi.StackRef) (marks, error) {
+	var m marks
+	if !r.o.Wait {
+		return m, nil
 	}
-	ev, err := c.ListEvents(ctx, ref, heatapi.EventListOpts{NestedDepth: NestedDepth, SortDir: "desc", Limit: 1})
-	if err != nil || len(ev) == 0 {
-		return ""
+	ev, err := c.ListEvents(ctx, ref, heatapi.EventListOpts{SortDir: "desc", Limit: 1})
+	if err != nil {
+		return m, fmt.Errorf("reading the events of stack %s: %w", ref, err)
 	}
-	return ev[0].ID
+	if len(ev) > 0 {
+		m.top = ev[0].ID
+	}
+	if r.o.Progress != nil {
+		if ev, err := c.ListEvents(ctx, ref, heatapi.EventListOpts{NestedDepth: NestedDepth, SortDir: "desc", Limit: 1}); err == nil && len(ev) > 0 {
+			m.progress = ev[0].ID
+		}
+	}
+	return m, nil
 }
 
 func (r *Request) update(ctx context.Context, c *heatapi.Client, cur *heatapi.Stack) (Outcome, error) {
@@ -486,16 +548,20 @@ func (r *Request) update(ctx context.Context, c *heatapi.Client, cur *heatapi.St
 	if strings.HasSuffix(cur.Status, "_IN_PROGRESS") {
 		return Outcome{Action: ActionNone, Stack: infoOf(cur)}, fmt.Errorf("stack %s is %s: another operation is running on it; wait for it to end and run again", r.o.Name, cur.Status)
 	}
-	body, err := r.body(r.updateExtra())
+	if r.o.Existing && r.bundle == nil && len(r.envURLs) > 0 {
+		r.o.Warn("existing=true with environment_files but no template: Heat merges them into the stack's environment")
+	}
+	body, err := r.body(r.updateExtra(), r.fullUpdate())
 	if err != nil {
 		return Outcome{Action: ActionNone}, err
 	}
-	ch, err := r.changes(ctx, c, cur, body)
+	// Decide from the inputs: what this run sends against what Heat stored.
+	ch, err := r.inputChanges(ctx, c, cur)
 	if err != nil {
 		return Outcome{Action: ActionNone, Stack: infoOf(cur)}, err
 	}
 	out := Outcome{Action: ActionUpdate, Preview: ch, Stack: infoOf(cur)}
-	if ch.Empty() {
+	if ch.Empty() && isComplete(cur.Status) {
 		out.Action = ActionNone
 		full, err := c.GetStack(ctx, ref, true)
 		if err != nil {
@@ -503,37 +569,59 @@ func (r *Request) update(ctx context.Context, c *heatapi.Client, cur *heatapi.St
 		}
 		out.Stack = infoOf(full)
 		out.Outputs, out.OutputErrors = full.OutputMap()
-		out.Msg = fmt.Sprintf("stack %s is %s and up to date", r.o.Name, full.Status)
+		out.Msg = fmt.Sprintf("stack %s is %s and its inputs are unchanged", r.o.Name, full.Status)
 		return out, nil
+	}
+	if ch.Empty() {
+		ch.Other = append(ch.Other, fmt.Sprintf("the stack is %s: updating it to reach a complete state", cur.Status))
 	}
 	out.Changed = true
+	// The resources an update would touch: Heat's preview, only where it
+	// is shown (check mode, diff).
+	if r.o.CheckMode || r.o.Diff {
+		if err := r.previewResources(ctx, c, cur, body, ch); err != nil {
+			return Outcome{Action: ActionNone, Stack: infoOf(cur), Preview: ch}, err
+		}
+	}
 	out.Diff = diffOf(r.o.Name, "update", ch)
 	if r.o.CheckMode {
-		out.Msg = fmt.Sprintf("stack %s would be updated (check mode)", r.o.Name)
+		out.Msg = fmt.Sprintf("stack %s would be updated (check mode): %s", r.o.Name, ch.Summary())
 		return out, nil
 	}
-	marker := r.lastEvent(ctx, c, ref)
+	m, err := r.marks(ctx, c, ref)
+	if err != nil {
+		return Outcome{Action: ActionNone, Stack: infoOf(cur)}, err
+	}
 	verb := "updating"
 	if r.o.Existing {
 		verb = "updating (PATCH, keeping what is not given)"
 	}
-	r.progressf("%s stack %s (timeout %d min)", verb, r.o.Name, r.o.Timeout)
+	r.progressf("%s stack %s (timeout %d min): %s", verb, r.o.Name, r.o.Timeout, ch.Summary())
 	if err := c.UpdateStack(ctx, ref, body, r.o.Existing); err != nil {
 		return Outcome{Action: ActionNone, Stack: infoOf(cur)}, fmt.Errorf("updating stack %s: %w", ref, err)
 	}
-	return r.finish(ctx, c, ref, out, cur, marker)
+	return r.finish(ctx, c, ref, out, cur, m)
 }
 
-// wait polls the stack until a terminal status of action (or, for a delete,
-// until it is gone) or the timeout.
-func (r *Request) wait(ctx context.Context, c *heatapi.Client, ref heatapi.StackRef, action string, before *heatapi.Stack, marker string) (*heatapi.Stack, error) {
+// isComplete: a *_COMPLETE status that is not the end of a rollback (the
+// update asked for failed).
+func isComplete(status string) bool {
+	return strings.HasSuffix(status, "_COMPLETE") && !isFailed(status)
+}
+
+// wait polls the stack until the operation has ended in a terminal status
+// (or, for a delete, the stack is gone) or the timeout. Polls start fast and
+// slow down to PollInterval, so that quick operations return quickly.
+func (r *Request) wait(ctx context.Context, c *heatapi.Client, ref heatapi.StackRef, action string, before *heatapi.Stack, m marks) (*heatapi.Stack, error) {
 	start := time.Now()
 	// Heat enforces timeout_mins itself and fails the stack; allow it a
 	// little more to report that.
 	deadline := start.Add(time.Duration(r.o.Timeout)*time.Minute + time.Minute)
-	prog := newProgress(r, c, ref, marker, start)
-	started := before == nil
+	prog := newProgress(r, c, ref, m.progress, start)
+	seenInProgress := false
+	interval := 200 * time.Millisecond
 	var last *heatapi.Stack
+	var lastErr error
 	for {
 		st, err := c.GetStack(ctx, ref, false)
 		switch {
@@ -544,24 +632,68 @@ func (r *Request) wait(ctx context.Context, c *heatapi.Client, ref heatapi.Stack
 			return last, fmt.Errorf("waiting for stack %s: %w", ref, err)
 		}
 		last = st
-		if strings.HasSuffix(st.Status, "_IN_PROGRESS") {
-			started = true
-		}
-		if !started && (st.UpdatedTime != before.UpdatedTime || st.Status != before.Status) {
-			started = true
-		}
 		prog.poll(ctx, action)
-		if started && isTerminal(st.Status) {
-			prog.done(st)
-			return st, nil
+		if strings.HasSuffix(st.Status, "_IN_PROGRESS") {
+			seenInProgress = true
+		} else if isTerminal(st.Status) {
+			ended, err := r.ended(ctx, c, ref, st, before, m.top, seenInProgress)
+			if ended {
+				prog.done(st)
+				return st, nil
+			}
+			lastErr = err
 		}
 		if time.Now().After(deadline) {
-			return st, fmt.Errorf("timed out after %s waiting for stack %s to leave %s", time.Since(start).Round(time.Second), r.o.Name, st.Status)
+			msg := fmt.Sprintf("timed out after %s waiting for stack %s to end its %s (it is %s)", time.Since(start).Round(time.Second), r.o.Name, action, st.Status)
+			if lastErr != nil {
+				msg += fmt.Sprintf("; reading its events failed: %v", lastErr)
+			}
+			return st, fmt.Errorf("%s", msg)
 		}
 		select {
 		case <-ctx.Done():
 			return st, fmt.Errorf("waiting for stack %s: %w", r.o.Name, ctx.Err())
-		case <-time.After(r.o.PollInterval):
+		case <-time.After(interval):
 		}
+		if interval = interval * 3 / 2; interval > r.o.PollInterval {
+			interval = r.o.PollInterval
+		}
+	}
+}
+
+// ended tells whether the operation started after marker has ended, the
+// stack being in the terminal status st. A new stack (before == nil) has
+// no earlier operation to confuse. Otherwise the stack's status and times
+// cannot tell (an update that ends within the second its predecessor ended
+// leaves both as they were): Heat must have recorded, after the marker, a
+// stack event with this status. Without a marker (a stack without events),
+// or one Heat no longer has (events purged), a status or update time that
+// moved, or an IN_PROGRESS seen, has to do.
+func (r *Request) ended(ctx context.Context, c *heatapi.Client, ref heatapi.StackRef, st, before *heatapi.Stack, marker string, seenInProgress bool) (bool, error) {
+	if before == nil || st.Status == "DELETE_COMPLETE" {
+		return true, nil
+	}
+	fallback := seenInProgress || st.UpdatedTime != before.UpdatedTime || st.Status != before.Status
+	if marker == "" {
+		return fallback, nil
+	}
+	const page = 200
+	for cursor := marker; ; {
+		ev, err := c.ListEvents(ctx, ref, heatapi.EventListOpts{Marker: cursor, SortDir: "asc", Limit: page})
+		if heatapi.IsNotFound(err) {
+			return fallback, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		for _, e := range ev {
+			if e.PhysicalID == ref.ID && e.ResourceName == ref.Name && e.Status == st.Status {
+				return true, nil
+			}
+		}
+		if len(ev) < page {
+			return false, nil
+		}
+		cursor = ev[len(ev)-1].ID
 	}
 }

@@ -88,6 +88,200 @@ func TestWithHeat(t *testing.T) {
 	t.Run("group", func(t *testing.T) { t.Parallel(); testGroup(t, c) })
 	t.Run("lifecycle", func(t *testing.T) { t.Parallel(); testLifecycle(t, c) })
 	t.Run("failure", func(t *testing.T) { t.Parallel(); testFailure(t, c) })
+	t.Run("inputs", func(t *testing.T) { t.Parallel(); testInputs(t, c) })
+	t.Run("back-to-back", func(t *testing.T) { t.Parallel(); testBackToBack(t, c) })
+}
+
+// stackEvents counts the events of a stack itself (not its resources') with
+// the given status.
+func stackEvents(t *testing.T, c *heatapi.Client, ref heatapi.StackRef, status string) int {
+	t.Helper()
+	ev, err := c.ListEvents(context.Background(), ref, heatapi.EventListOpts{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ev {
+		if e.PhysicalID == ref.ID && e.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// testInputs: "unchanged" is decided from the inputs Heat stored, not from
+// a preview: a file deep in the tree, the order of environments, a hidden
+// parameter only outputs use, and tags stored as [""] by older runs.
+func testInputs(t *testing.T, c *heatapi.Client) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"tht/top.yaml": `heat_template_version: wallaby
+parameters:
+  Secret: {type: string, hidden: true, default: s0}
+resources:
+  role:
+    type: OS::Deep::Role
+outputs:
+  secret: {value: {get_param: Secret}}
+  role: {value: {get_attr: [role, out]}}
+`,
+		// The provider template lives outside the top template's directory
+		// and is named only by an environment's resource_registry.
+		"elsewhere/deep/role.yaml": nestedYAML,
+		"envs/registry.yaml":       "resource_registry:\n  OS::Deep::Role: ../elsewhere/deep/role.yaml\n",
+		"envs/a.yaml":              "parameter_defaults:\n  value: from-a\n",
+		"envs/b.yaml":              "parameter_defaults:\n  value: from-b\n",
+	})
+	ctx := context.Background()
+	envs := func(names ...string) []string {
+		var out []string
+		for _, n := range names {
+			out = append(out, filepath.Join(dir, "envs", n))
+		}
+		return out
+	}
+	base := Options{Name: "inputs", Template: filepath.Join(dir, "tht/top.yaml"), Wait: true, Timeout: 10,
+		EnvironmentFiles: envs("registry.yaml", "a.yaml", "b.yaml")}
+	out, err := run(t, c, base)
+	if err != nil || out.Outputs["role"] != "from-b" {
+		t.Fatalf("create: %v %v", out.Outputs, err)
+	}
+	ref, _ := c.FindStack(ctx, "inputs")
+	noop := func(step string) {
+		t.Helper()
+		before := stackEvents(t, c, ref, "UPDATE_IN_PROGRESS")
+		out, err := run(t, c, base)
+		if err != nil || out.Changed || out.Action != ActionNone {
+			t.Fatalf("%s: identical re-run changed=%v %+v %v", step, out.Changed, out.Preview, err)
+		}
+		if after := stackEvents(t, c, ref, "UPDATE_IN_PROGRESS"); after != before {
+			t.Fatalf("%s: the identical re-run updated the stack (%d -> %d UPDATE events)", step, before, after)
+		}
+	}
+	noop("after create")
+
+	// Tags stored as [""] by older runs (which sent "tags": "") are none.
+	if code, b := heattest.API(t, "PATCH", c.Endpoint()+"/stacks/inputs/"+ref.ID, `{"tags": ""}`); code != 202 {
+		t.Fatalf("PATCH tags: %d %s", code, b)
+	}
+	waitComplete(t, c, ref)
+	if st, _ := c.GetStack(ctx, ref, false); len(st.Tags) != 1 || st.Tags[0] != "" {
+		t.Fatalf("setup: tags are %q, want [\"\"]", st.Tags)
+	}
+	noop("tags [\"\"]")
+
+	// Check mode sees an edited provider template deep in the tree, and
+	// names it; nothing is updated.
+	write(t, dir, map[string]string{"elsewhere/deep/role.yaml": strings.Replace(nestedYAML, "default: x", "default: y", 1)})
+	o := base
+	o.CheckMode = true
+	out, err = run(t, c, o)
+	if err != nil || !out.Changed || !strings.Contains(strings.Join(out.Preview.Other, " "), "elsewhere/deep/role.yaml") {
+		t.Fatalf("check mode after a deep edit: changed=%v %+v %v", out.Changed, out.Preview, err)
+	}
+	if stackEvents(t, c, ref, "UPDATE_IN_PROGRESS") != 1 {
+		t.Fatalf("check mode updated the stack")
+	}
+	out, err = run(t, c, base)
+	if err != nil || !out.Changed || out.Stack.Status != "UPDATE_COMPLETE" {
+		t.Fatalf("update after a deep edit: %+v %v", out.Stack, err)
+	}
+	noop("after the deep edit")
+
+	// Another order of the same environments: b before a.
+	o = base
+	o.EnvironmentFiles = envs("registry.yaml", "b.yaml", "a.yaml")
+	out, err = run(t, c, o)
+	if err != nil || !out.Changed || out.Outputs["role"] != "from-a" {
+		t.Fatalf("reordered environments: changed=%v outputs=%v %+v %v", out.Changed, out.Outputs, out.Preview, err)
+	}
+	base = o
+	noop("after reordering")
+
+	// A hidden parameter only outputs use: changed, applied, never shown.
+	o = base
+	o.Parameters = map[string]any{"Secret": "s3cr3t-value"}
+	o.CheckMode = true
+	o.Diff = true
+	r, err := Prepare(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hv := r.HiddenValues(); len(hv) != 1 || hv[0] != "s3cr3t-value" {
+		t.Errorf("hidden values = %q", hv)
+	}
+	out, err = run(t, c, o)
+	if err != nil || !out.Changed {
+		t.Fatalf("check mode, hidden parameter: changed=%v %v", out.Changed, err)
+	}
+	pc, ok := out.Preview.Parameters["Secret"]
+	if !ok || pc.After == nil || *pc.After != hiddenMark || pc.Before == nil || *pc.Before != hiddenMark {
+		t.Errorf("hidden parameter change = %+v (want it named, values hidden)", pc)
+	}
+	if strings.Contains(fmt.Sprint(out.Diff), "s3cr3t") {
+		t.Errorf("the diff shows a hidden value: %v", out.Diff)
+	}
+	o.CheckMode, o.Diff = false, false
+	out, err = run(t, c, o)
+	if err != nil || !out.Changed || out.Outputs["secret"] != "s3cr3t-value" {
+		t.Fatalf("hidden parameter not applied: changed=%v outputs=%v %v", out.Changed, out.Outputs, err)
+	}
+	base = o
+	noop("after the hidden parameter")
+
+	// Check mode on an update Heat would refuse fails as the update would.
+	o = base
+	o.Parameters = map[string]any{"NoSuchParameter": 1}
+	o.CheckMode = true
+	if out, err := run(t, c, o); err == nil || !strings.Contains(err.Error(), "NoSuchParameter") || out.Changed {
+		t.Errorf("check mode of a refused update: changed=%v %v", out.Changed, err)
+	}
+}
+
+// waitComplete waits for a stack to leave IN_PROGRESS.
+func waitComplete(t *testing.T, c *heatapi.Client, ref heatapi.StackRef) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		st, err := c.GetStack(context.Background(), ref, false)
+		if err == nil && !strings.HasSuffix(st.Status, "_IN_PROGRESS") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stack %s still in progress: %v", ref, err)
+		}
+	}
+}
+
+// testBackToBack: updates of a trivial stack end within the second of the
+// previous one; each must be seen to end, none may wait for its timeout.
+func testBackToBack(t *testing.T, c *heatapi.Client) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"t.yaml": `heat_template_version: wallaby
+parameters:
+  n: {type: number, default: 0}
+resources:
+  none: {type: OS::Heat::None}
+outputs:
+  n: {value: {get_param: n}}
+`})
+	o := Options{Name: "b2b", Template: filepath.Join(dir, "t.yaml"), Wait: true, Timeout: 1, PollInterval: 200 * time.Millisecond}
+	if _, err := run(t, c, o); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 25; i++ {
+		o.Parameters = map[string]any{"n": i}
+		r, err := Prepare(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A hang shows as this bound, far below Heat's timeout + 1 min.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out, err := r.Run(ctx, c)
+		cancel()
+		if err != nil || !out.Changed || out.Stack.Status != "UPDATE_COMPLETE" || fmt.Sprint(out.Outputs["n"]) != fmt.Sprint(i) {
+			t.Fatalf("update %d: %v %+v outputs=%v", i, err, out.Stack, out.Outputs)
+		}
+	}
 }
 
 func testLifecycle(t *testing.T, c *heatapi.Client) {

@@ -60,6 +60,10 @@ type Bundle struct {
 	// A null resource_registry value removes that mapping ("X*": null
 	// removes every string mapping whose name starts with X).
 	Environment map[string]any
+	// Hidden names the parameters declared hidden (hidden: true) in the
+	// top template or any template it references: their values must not
+	// be shown.
+	Hidden map[string]bool
 }
 
 // Process reads the template at templatePath and the environment files at
@@ -92,6 +96,7 @@ func Process(templatePath string, envPaths []string) (*Bundle, error) {
 		Files:            p.files,
 		EnvironmentFiles: urls,
 		Environment:      merged,
+		Hidden:           p.hidden,
 	}, nil
 }
 
@@ -109,11 +114,12 @@ func ProcessEnvironments(envPaths []string) (merged map[string]any, files map[st
 
 type processor struct {
 	files  map[string]string
-	active []string // URLs of the templates being processed, to catch cycles
+	active []string        // URLs of the templates being processed, to catch cycles
+	hidden map[string]bool // hidden parameters of the templates seen
 }
 
 func newProcessor() *processor {
-	return &processor{files: map[string]string{}}
+	return &processor{files: map[string]string{}, hidden: map[string]bool{}}
 }
 
 // parseTemplate parses template text like heatclient's template_format.parse
@@ -161,6 +167,17 @@ func (p *processor) parseTemplate(data []byte, name string, strict bool) (map[st
 // template processes a parsed template in place: its references are
 // resolved against its own directory, rewritten and stored in p.files.
 func (p *processor) template(url, name string, tpl map[string]any) error {
+	for _, section := range []string{"parameters", "Parameters"} {
+		params, _ := tpl[section].(map[string]any)
+		for k, v := range params {
+			def, _ := v.(map[string]any)
+			for _, key := range []string{"hidden", "NoEcho"} {
+				if isTrue(def[key]) {
+					p.hidden[k] = true
+				}
+			}
+		}
+	}
 	p.active = append(p.active, url)
 	defer func() { p.active = p.active[:len(p.active)-1] }()
 	return p.walk(tpl, dirURL(url), name)
@@ -292,4 +309,19 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// isTrue reads a template's boolean the way Heat does (true, or a string
+// such as "true" / "yes").
+func isTrue(v any) bool {
+	switch b := v.(type) {
+	case bool:
+		return b
+	case string:
+		switch strings.ToLower(b) {
+		case "true", "yes", "on", "y", "t", "1":
+			return true
+		}
+	}
+	return false
 }

@@ -192,3 +192,10 @@ func readURL(u string) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// URLToPath returns the local path a file:// URL names (false for any other
+// URL).
+func URLToPath(u string) (string, bool) {
+	p, err := urlToPath(u)
+	return p, err == nil
+}

@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
@@ -25,12 +27,16 @@ var spec = &module.Spec{
 		{Name: "tags", Type: module.List, Help: "stack tags"},
 		{Name: "wait", Type: module.Bool, Default: true, Help: "wait for the stack to reach a final status"},
 		{Name: "existing", Type: module.Bool, Default: false, Help: "update with PATCH: keep what is not given"},
+		{Name: "digest_only", Type: module.Bool, Default: false, Help: "only process the template and environments and return inputs_digest; Heat is not contacted"},
 		{Name: "heat_dir", Type: module.Path, Help: "use the ephemeral Heat launched in this directory"},
 		{Name: "endpoint", Help: "no-auth Heat endpoint, e.g. http://127.0.0.1:8006/v1/admin"},
 		{Name: "cloud", Help: "clouds.yaml cloud of an existing Heat (Keystone password auth)"},
 	},
-	OneOf: [][]string{{"heat_dir", "endpoint", "cloud"}},
 }
+
+// whereHeat are the options that say where Heat is: exactly one, except
+// with digest_only.
+var whereHeat = []string{"heat_dir", "endpoint", "cloud"}
 
 func run(ctx *module.Context) (module.Result, error) {
 	p := ctx.Params
@@ -47,15 +53,40 @@ func run(ctx *module.Context) (module.Result, error) {
 		Existing:         p.Bool("existing"),
 		Given:            p.Given,
 		CheckMode:        ctx.CheckMode,
+		Diff:             ctx.Diff,
 		Warn:             ctx.Warn,
 	}
 	if ctx.Interactive {
 		opts.Progress = ctx.Progress
 	}
+	var given []string
+	for _, n := range whereHeat {
+		if p.Given(n) {
+			given = append(given, n)
+		}
+	}
+	if len(given) > 1 || (len(given) == 0 && !p.Bool("digest_only")) {
+		what := "none was given"
+		if len(given) > 1 {
+			what = "got " + strings.Join(given, " and ")
+		}
+		return module.Result{"changed": false}, fmt.Errorf("exactly one of %s is required (none with digest_only); %s", strings.Join(whereHeat, ", "), what)
+	}
 	// Everything local is checked before Heat is contacted.
 	req, err := stack.Prepare(opts)
 	if err != nil {
 		return module.Result{"changed": false}, err
+	}
+	for _, v := range req.HiddenValues() {
+		ctx.AddSecret(v)
+	}
+	if p.Bool("digest_only") {
+		in := req.Inputs()
+		if in == nil {
+			return module.Result{"changed": false}, fmt.Errorf("digest_only needs state=present, a template, and existing=false")
+		}
+		return module.Result{"changed": false, "inputs_digest": in.Digest(), "files": req.LocalFiles(),
+			"msg": fmt.Sprintf("processed %d files; Heat was not contacted", len(req.LocalFiles()))}, nil
 	}
 	bg := context.Background()
 	client, err := connect(bg, ctx)
@@ -93,6 +124,9 @@ func run(ctx *module.Context) (module.Result, error) {
 	}
 	if out.Diff != nil {
 		res["diff"] = out.Diff
+	}
+	if in := req.Inputs(); in != nil && p.Str("state") == stack.Present {
+		res["inputs_digest"] = in.Digest()
 	}
 	return res, err
 }

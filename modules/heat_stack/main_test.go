@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,7 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 )
 
 func TestDocumentationMatchesSpec(t *testing.T) {
@@ -136,5 +140,91 @@ func TestWhereHeatIs(t *testing.T) {
 	res = runModule(t, map[string]any{"name": "s", "template": tpl, "cloud": "other"})
 	if msg, _ := res["msg"].(string); !strings.Contains(msg, `no cloud "other"`) {
 		t.Errorf("unknown cloud: %v", msg)
+	}
+}
+
+// TestHiddenValuesNeverInResults: a hidden parameter given to the module,
+// used only by an output, is applied on update and its value appears
+// nowhere in the module's results (outputs, diff, invocation).
+func TestHiddenValuesNeverInResults(t *testing.T) {
+	h := heattest.Start(t, nil)
+	dir := t.TempDir()
+	tpl := filepath.Join(dir, "t.yaml")
+	os.WriteFile(tpl, []byte(`heat_template_version: wallaby
+parameters:
+  Token: {type: string, hidden: true, default: none-yet}
+resources:
+  r: {type: OS::Heat::None}
+outputs:
+  token: {value: {get_param: Token}}
+  shown: {value: {list_join: ['', ['<', {get_param: Token}, '>']]}}
+`), 0o644)
+	args := map[string]any{"name": "hid", "template": tpl, "heat_dir": h.Dir, "timeout": 5}
+	if res := runModule(t, args); res["failed"] == true {
+		t.Fatalf("create: %v", res["msg"])
+	}
+	for _, mode := range []map[string]any{{"_ansible_check_mode": true, "_ansible_diff": true}, {"_ansible_diff": true}} {
+		a := map[string]any{"parameters": map[string]any{"Token": "tok-9f8e7d6c"}}
+		for k, v := range args {
+			a[k] = v
+		}
+		for k, v := range mode {
+			a[k] = v
+		}
+		res := runModule(t, a)
+		b, _ := json.Marshal(res)
+		if res["failed"] == true || res["changed"] != true {
+			t.Fatalf("%v: %s", mode, b)
+		}
+		if strings.Contains(string(b), "tok-9f8e7d6c") {
+			t.Errorf("%v: the hidden value is in the result: %s", mode, b)
+		}
+		if !strings.Contains(string(b), "Token") {
+			t.Errorf("%v: the result does not name the changed hidden parameter: %s", mode, b)
+		}
+	}
+	// It was applied: Heat resolves the output to the new value.
+	c, err := heatapi.NewFromHeatDir(h.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := c.FindStack(context.Background(), "hid")
+	if o, err := c.GetOutput(context.Background(), ref, "token"); err != nil || o.Value != "tok-9f8e7d6c" {
+		t.Fatalf("the hidden parameter was not applied: %+v %v", o, err)
+	}
+}
+
+// TestDigestOnlyNeedsNoHeat: digest_only processes the inputs without any
+// Heat and returns a digest that follows every file that would be sent.
+func TestDigestOnlyNeedsNoHeat(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "far", "away"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "top"), 0o755)
+	os.WriteFile(filepath.Join(dir, "top", "t.yaml"), []byte("heat_template_version: wallaby\nresources:\n  n: {type: My::Node}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "far", "away", "node.yaml"), []byte("heat_template_version: wallaby\nresources: {}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "env.yaml"), []byte("resource_registry:\n  My::Node: far/away/node.yaml\n"), 0o644)
+	args := map[string]any{"name": "d", "template": filepath.Join(dir, "top", "t.yaml"),
+		"environment_files": []string{filepath.Join(dir, "env.yaml")}, "digest_only": true}
+	first := runModule(t, args)
+	if first["failed"] == true || first["changed"] != false || first["inputs_digest"] == nil {
+		t.Fatalf("digest_only: %v", first)
+	}
+	if !strings.Contains(fmt.Sprint(first["files"]), "far/away/node.yaml") {
+		t.Errorf("files read do not list the provider template: %v", first["files"])
+	}
+	if again := runModule(t, args); again["inputs_digest"] != first["inputs_digest"] {
+		t.Errorf("same inputs, other digest")
+	}
+	os.WriteFile(filepath.Join(dir, "far", "away", "node.yaml"), []byte("heat_template_version: wallaby\nresources: {x: {type: OS::Heat::None}}\n"), 0o644)
+	if edited := runModule(t, args); edited["inputs_digest"] == first["inputs_digest"] {
+		t.Errorf("an edited provider template left the digest unchanged")
+	}
+	args["parameters"] = map[string]any{"a": 1}
+	if withParams := runModule(t, args); withParams["inputs_digest"] == first["inputs_digest"] {
+		t.Errorf("parameters left the digest unchanged")
+	}
+	delete(args, "digest_only")
+	if res := runModule(t, args); res["failed"] != true || !strings.Contains(fmt.Sprint(res["msg"]), "exactly one of heat_dir") {
+		t.Errorf("without digest_only and without a Heat: %v", res)
 	}
 }

@@ -1,0 +1,116 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
+)
+
+// TestDeploySkipFollowsEveryFileSent: the deploy playbook skips a re-run
+// exactly when nothing heat_stack would send changed. An identical re-run
+// starts no Heat and writes no dump; an edited provider template that
+// lives outside the top template's directory, named only by an
+// environment's resource_registry, is deployed.
+func TestDeploySkipFollowsEveryFileSent(t *testing.T) {
+	heattest.RequireHeat(t)
+	env := ansibleEnv(t)
+	root := repoRoot(t)
+	samples := samplesDir(t)
+	site := t.TempDir()
+	provider := filepath.Join(site, "custom", "motd.yaml")
+	copyFile(t, filepath.Join(samples, "services", "sample-motd.yaml"), provider)
+	motdEnv := filepath.Join(site, "env", "motd.yaml")
+	os.MkdirAll(filepath.Dir(motdEnv), 0o755)
+	if err := os.WriteFile(motdEnv, []byte("resource_registry:\n  OS::TripleO::Services::SampleMotd: ../custom/motd.yaml\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(t.TempDir(), "overcloud-deploy", "skip")
+	heatDir := filepath.Join(work, "heat-launcher")
+	port, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := jsonVars(t, map[string]any{
+		"stack_name": "skip", "work_dir": work, "heat_api_port": port, "run_deploy": false,
+		"template": filepath.Join(samples, "overcloud.yaml"),
+		"environment_files": []string{filepath.Join(samples, "overcloud-resource-registry.yaml"),
+			filepath.Join(samples, "environments", "standalone.yaml"), motdEnv},
+	})
+	book := filepath.Join(root, "playbooks", "deploy-overcloud.yml")
+	outputs := filepath.Join(work, "outputs", "skip-outputs.yaml")
+
+	changed, failed, out := playbook(t, env, book, vars...)
+	if failed != 0 || changed == 0 {
+		t.Fatalf("first deploy: changed=%d failed=%d\n%s", changed, failed, out)
+	}
+	first, _ := dumps.List(heatDir)
+	if len(first) != 1 {
+		t.Fatalf("first deploy left dumps %v", first)
+	}
+	logDir := filepath.Join(heatDir, heatconf.LogDir)
+	before := dirState(t, logDir)
+
+	// Identical inputs: nothing runs.
+	changed, failed, out = playbook(t, env, book, vars...)
+	if failed != 0 || changed != 0 {
+		t.Fatalf("identical re-run: changed=%d failed=%d\n%s", changed, failed, out)
+	}
+	if after := dirState(t, logDir); after != before {
+		t.Errorf("the identical re-run started Heat (its logs changed):\nbefore %s\nafter  %s", before, after)
+	}
+	if again, _ := dumps.List(heatDir); len(again) != 1 {
+		t.Errorf("the identical re-run wrote a dump: %v", again)
+	}
+
+	// The provider template outside the top template's directory changes.
+	b, _ := os.ReadFile(provider)
+	edited := strings.Replace(string(b), "        sample::motd::role: {get_param: RoleName}\n",
+		"        sample::motd::role: {get_param: RoleName}\n        sample::motd::edited: yes-it-was\n", 1)
+	if edited == string(b) {
+		t.Fatal("the sample service template changed shape; update this test's edit")
+	}
+	if err := os.WriteFile(provider, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed, failed, out = playbook(t, env, book, vars...)
+	if failed != 0 || changed == 0 {
+		t.Fatalf("re-run after the edit: changed=%d failed=%d\n%s", changed, failed, out)
+	}
+	saved, err := os.ReadFile(outputs)
+	if err != nil || !strings.Contains(string(saved), "yes-it-was") {
+		t.Fatalf("the edit is not in the saved outputs %s: %v", outputs, err)
+	}
+	if again, _ := dumps.List(heatDir); len(again) != 2 {
+		t.Errorf("the deploy after the edit saved no new dump: %v", again)
+	}
+	// And the edited inputs are now the recorded ones.
+	changed, failed, out = playbook(t, env, book, vars...)
+	if failed != 0 || changed != 0 {
+		t.Fatalf("re-run after the edited deploy: changed=%d failed=%d\n%s", changed, failed, out)
+	}
+}
+
+// dirState lists the names, sizes and modification times in dir.
+func dirState(t *testing.T, dir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("reading %s: %v", dir, err)
+	}
+	var b strings.Builder
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(&b, "%s %d %s; ", e.Name(), info.Size(), info.ModTime())
+	}
+	return b.String()
+}

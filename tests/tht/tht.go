@@ -1,0 +1,420 @@
+// Package tht builds the real tripleo-heat-templates workload the tests and
+// the benchmark deploy: a THT source (a directory such as an undercloud's
+// /usr/share/openstack-tripleo-heat-templates, or a tarball; default the
+// stable/wallaby one in ../shared/reference) rendered with its own
+// tools/process-templates.py, and the environment files python-tripleoclient
+// would pass to Heat for an overcloud of pre-provisioned ("deployed") servers:
+// Controller and Compute, network isolation off.
+//
+// Every input follows TripleO's own sources (python-tripleoclient,
+// tripleo-common, tripleo-ansible stable/wallaby); comments name the file each
+// fact comes from. THT and tripleo-common files are only read from the paths
+// given, never copied into this repository. Rendering is cached by a hash of
+// the source (see cache.go), so the callers of one run pay for it once.
+package tht
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+)
+
+// Defaults.
+const (
+	DefaultStackName       = "overcloud"
+	DefaultControllerCount = 1
+	DefaultComputeCount    = 2
+	// DefaultDeployIdentifier is a fixed DeployIdentifier, so that the same
+	// options give the same inputs (tripleoclient sends int(time.time()) on
+	// every deploy: v1/overcloud_deploy.py _update_parameters).
+	DefaultDeployIdentifier int64 = 1700000000
+	// TimeoutMins is `openstack overcloud deploy --timeout`'s default
+	// (v1/overcloud_deploy.py). Note that tripleoclient's ephemeral-Heat
+	// create (workflows/deployment.py deploy_without_plan) sends no
+	// timeout_mins, leaving Heat's own default.
+	TimeoutMins = 240
+)
+
+// Options describe a workload. Only WorkDir is required.
+type Options struct {
+	// THT is the tripleo-heat-templates source, a directory or a .tar.gz
+	// (default: DefaultTHT).
+	THT string
+	// TripleoCommon is the tripleo-common source of the password names and
+	// container image inputs, a directory (an undercloud's
+	// /usr/share/tripleo-common) or a .tar.gz (default: DefaultTripleoCommon).
+	TripleoCommon string
+	// ControllerCount and ComputeCount are the nodes provisioned (0 means
+	// the defaults 1 and 2: a role cannot be left empty).
+	ControllerCount int
+	ComputeCount    int
+	// Removed lists, per role ("Controller", "Compute"), node indices
+	// removed by earlier scale-downs: they become <Role>RemovalPolicies and
+	// the remaining nodes keep their names, as when baremetal_deployment.yaml
+	// lists them with provisioned: false.
+	Removed map[string][]int
+	// StackName (default "overcloud").
+	StackName string
+	// WorkDir plays tripleoclient's working directory
+	// (~/overcloud-deploy/<stack>): it gets the rendered tree
+	// (tripleo-heat-templates/, with the generated environments under its
+	// user-environments/) and <stack>-passwords.yaml, generated once and
+	// reused. Created with mode 0700 when missing.
+	WorkDir string
+	// ExtraEnvironments are the user's own -e files, last.
+	ExtraEnvironments []string
+	// DeployIdentifier (0: DefaultDeployIdentifier).
+	DeployIdentifier int64
+	// CacheDir holds rendered trees (default: $EPHEMERAL_HEAT_THT_CACHE,
+	// else <user cache dir>/ephemeral-heat/tht).
+	CacheDir string
+}
+
+// Host is a pre-provisioned server of the workload.
+type Host struct {
+	Name       string `json:"name"` // e.g. overcloud-novacompute-1
+	Role       string `json:"role"` // Controller, Compute
+	Index      int    `json:"index"`
+	CtlplaneIP string `json:"ctlplane_ip"`
+}
+
+// Timings of a Generate call.
+type Timings struct {
+	// Render is getting the rendered tree into the cache (near zero on a
+	// cache hit), RenderCached whether it was there already.
+	Render       time.Duration `json:"render"`
+	RenderCached bool          `json:"render_cached"`
+	// Copy is copying the rendered tree into the work directory (zero when
+	// the work directory already holds it).
+	Copy time.Duration `json:"copy"`
+	// Environments is reading tripleo-common's inputs and writing the
+	// passwords and environment files.
+	Environments time.Duration `json:"environments"`
+}
+
+// Workload is a deployable overcloud: heat_stack's template and
+// environment_files, in order.
+type Workload struct {
+	StackName string `json:"stack_name"`
+	WorkDir   string `json:"work_dir"`
+	// TemplateDir is the rendered tree; Template its overcloud.yaml.
+	TemplateDir string `json:"template_dir"`
+	Template    string `json:"template"`
+	// EnvironmentFiles, later ones overriding earlier ones.
+	EnvironmentFiles []string `json:"environment_files"`
+	// Parameters to pass as Heat "parameters": none, tripleoclient passes
+	// everything as parameter_defaults in environment files.
+	Parameters map[string]any `json:"parameters"`
+	// TimeoutMins for the stack operation.
+	TimeoutMins int `json:"timeout_mins"`
+	// Counts of provisioned nodes per role; Hosts the nodes, by role then
+	// index.
+	Counts map[string]int `json:"counts"`
+	Hosts  []Host         `json:"hosts"`
+	// PasswordsFile is <work dir>/<stack>-passwords.yaml (secret).
+	PasswordsFile string `json:"passwords_file"`
+	// THTSource and TripleoCommonSource are the absolute sources used.
+	THTSource           string  `json:"tht_source"`
+	TripleoCommonSource string  `json:"tripleo_common_source"`
+	Timings             Timings `json:"timings"`
+}
+
+// HostsOf returns the hosts of role.
+func (w *Workload) HostsOf(role string) []Host {
+	var out []Host
+	for _, h := range w.Hosts {
+		if h.Role == role {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// The files Generate writes (their names are tripleoclient's).
+const (
+	// TreeDir is v1/overcloud_deploy.py create_template_dirs'
+	// "<working_dir>/tripleo-heat-templates".
+	TreeDir = "tripleo-heat-templates"
+	// treeKeyFile records which rendering TreeDir holds.
+	treeKeyFile = ".tht-render-key"
+	// UserEnvDir is tripleoclient/utils.py build_user_env_path's
+	// "<tht>/user-environments".
+	UserEnvDir = "user-environments"
+	// ParametersEnv is utils.py create_parameters_env's env_file.
+	ParametersEnv = "tripleoclient-parameters.yaml"
+	// VIPEnv and NodeEnv are the names v1/overcloud_deploy.py gives the
+	// environments of _provision_virtual_ips and _provision_baremetal.
+	VIPEnv  = "virtual-ips-deployed.yaml"
+	NodeEnv = "baremetal-deployed.yaml"
+	// PrepareEnv is the name TripleO's documentation gives the output of
+	// `openstack tripleo container image prepare default --output-env-file`.
+	PrepareEnv = "containers-prepare-parameter.yaml"
+)
+
+// Generate renders the THT source (or takes it from the cache), puts it in
+// the work directory and writes the environments; see Workload.
+func Generate(o Options) (*Workload, error) {
+	var err error
+	if o.WorkDir == "" {
+		return nil, fmt.Errorf("tht: a work directory is required")
+	}
+	if o.WorkDir, err = filepath.Abs(o.WorkDir); err != nil {
+		return nil, err
+	}
+	if o.StackName == "" {
+		o.StackName = DefaultStackName
+	}
+	if err := validStackName(o.StackName); err != nil {
+		return nil, err
+	}
+	if o.ControllerCount == 0 {
+		o.ControllerCount = DefaultControllerCount
+	}
+	if o.ComputeCount == 0 {
+		o.ComputeCount = DefaultComputeCount
+	}
+	if o.ControllerCount < 0 || o.ComputeCount < 0 {
+		return nil, fmt.Errorf("tht: node counts must be positive, got Controller %d, Compute %d", o.ControllerCount, o.ComputeCount)
+	}
+	if o.DeployIdentifier == 0 {
+		o.DeployIdentifier = DefaultDeployIdentifier
+	}
+	if o.THT == "" {
+		if o.THT, err = DefaultTHT(); err != nil {
+			return nil, err
+		}
+	}
+	if o.TripleoCommon == "" {
+		if o.TripleoCommon, err = DefaultTripleoCommon(); err != nil {
+			return nil, err
+		}
+	}
+	thtSrc, err := openSource("tripleo-heat-templates", o.THT, EnvTHT, thtMarker)
+	if err != nil {
+		return nil, err
+	}
+	commonSrc, err := openSource("tripleo-common", o.TripleoCommon, EnvTripleoCommon, commonMarker)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{"Controller": o.ControllerCount, "Compute": o.ComputeCount}
+	if _, _, err := nodeEnvironment("", o.StackName, counts, o.Removed); err != nil {
+		return nil, fmt.Errorf("tht: %w", err) // before any copying
+	}
+	extra := make([]string, len(o.ExtraEnvironments))
+	for i, e := range o.ExtraEnvironments {
+		if _, err := os.Stat(e); err != nil {
+			return nil, fmt.Errorf("tht: extra environment: %w", err)
+		}
+		if extra[i], err = filepath.Abs(e); err != nil {
+			return nil, err
+		}
+	}
+	o.ExtraEnvironments = extra
+	root, err := cacheRoot(o.CacheDir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := fsutil.EnsurePrivateDir(o.WorkDir); err != nil {
+		return nil, fmt.Errorf("tht: work directory: %w", err)
+	}
+	w := &Workload{StackName: o.StackName, WorkDir: o.WorkDir, TimeoutMins: TimeoutMins,
+		THTSource: thtSrc.path, TripleoCommonSource: commonSrc.path,
+		PasswordsFile: filepath.Join(o.WorkDir, passwordsFile(o.StackName))}
+
+	start := time.Now()
+	rendered, hit, err := renderTHT(root, thtSrc)
+	if err != nil {
+		return nil, err
+	}
+	w.Timings.Render, w.Timings.RenderCached = time.Since(start), hit
+
+	start = time.Now()
+	var copied bool
+	if w.TemplateDir, copied, err = placeTree(o.WorkDir, rendered); err != nil {
+		return nil, err
+	}
+	if copied {
+		w.Timings.Copy = time.Since(start)
+	}
+	w.Template = filepath.Join(w.TemplateDir, "overcloud.yaml")
+
+	start = time.Now()
+	if err := writeEnvironments(w, o, counts, root, commonSrc); err != nil {
+		return nil, err
+	}
+	w.Timings.Environments = time.Since(start)
+	return w, nil
+}
+
+// placeTree makes <workdir>/tripleo-heat-templates a copy of the rendered
+// tree, unless it already is one of the same rendering (so edits a test made
+// there are kept for as long as the source does not change). It refuses a
+// directory of that name that it did not create.
+func placeTree(workDir, rendered string) (string, bool, error) {
+	dst := filepath.Join(workDir, TreeDir)
+	keyFile := filepath.Join(workDir, treeKeyFile)
+	key := filepath.Base(filepath.Dir(rendered)) // the cache entry's name
+	old, kerr := os.ReadFile(keyFile)
+	if _, err := os.Stat(dst); err == nil {
+		if kerr != nil {
+			return "", false, fmt.Errorf("tht: %s exists and was not made by this package: choose another work directory or remove it", dst)
+		}
+		if string(old) == key {
+			return dst, false, nil
+		}
+	}
+	tmp, err := os.MkdirTemp(workDir, TreeDir+".tmp-")
+	if err != nil {
+		return "", false, err
+	}
+	if err := os.Remove(tmp); err != nil {
+		return "", false, err
+	}
+	if err := copyTree(rendered, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return "", false, fmt.Errorf("tht: copying the rendered tree to %s: %w", workDir, err)
+	}
+	// The key goes first: a crash between the two leaves a tree the key
+	// does not match, which the next run replaces.
+	if err := fsutil.WriteFileAtomic(keyFile, []byte("replacing"), 0o600); err != nil {
+		os.RemoveAll(tmp)
+		return "", false, err
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		os.RemoveAll(tmp)
+		return "", false, err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.RemoveAll(tmp)
+		return "", false, err
+	}
+	if err := fsutil.WriteFileAtomic(keyFile, []byte(key), 0o600); err != nil {
+		return "", false, err
+	}
+	return dst, true, nil
+}
+
+// writeEnvironments writes the passwords and the generated environments and
+// sets w's environment list, counts and hosts. The order is tripleoclient's
+// (v1/overcloud_deploy.py create_env_files) for
+// `openstack overcloud deploy --deployed-server -e <vip env> -e <node env>
+// -e <containers-prepare env> [-e user envs]`, the VIP and node
+// environments having been written by `overcloud network vip provision` and
+// `overcloud node provision`:
+//  1. overcloud-resource-registry-puppet.yaml (constants.py DEFAULT_RESOURCE_REGISTRY)
+//  2. user-environments/tripleoclient-parameters.yaml (build_image_params + _update_parameters)
+//  3. environments/deployed-server-environment.yaml (constants.py DEPLOYED_SERVER_ENVIRONMENT)
+//  4. the VIP environment, 5. the node environment,
+//  6. the ContainerImagePrepare environment (tripleo-common's
+//     container_image_prepare_defaults.yaml, as `openstack tripleo container
+//     image prepare default` writes it), 7. the user's own.
+func writeEnvironments(w *Workload, o Options, counts map[string]int, root string, commonSrc *source) error {
+	common, err := readCommon(root, commonSrc)
+	if err != nil {
+		return err
+	}
+	tree := w.TemplateDir
+	userEnv := filepath.Join(tree, UserEnvDir)
+	if err := os.MkdirAll(userEnv, 0o755); err != nil {
+		return err
+	}
+	w.Counts = counts
+	vipEnv := vipEnvironment(tree)
+	nodeEnv, hosts, err := nodeEnvironment(tree, o.StackName, counts, o.Removed)
+	if err != nil {
+		return err
+	}
+	w.Hosts = hosts
+	vipPath := filepath.Join(userEnv, VIPEnv)
+	if err := writeYAML(vipPath, "The ctlplane VIP environment `openstack overcloud network vip provision` writes\n(generated by ephemeral-heat tests/tht).", vipEnv, 0o644); err != nil {
+		return err
+	}
+	nodePath := filepath.Join(userEnv, NodeEnv)
+	if err := writeYAML(nodePath, "The pre-provisioned nodes' environment `openstack overcloud node provision` writes\n(generated by ephemeral-heat tests/tht).", nodeEnv, 0o644); err != nil {
+		return err
+	}
+	// v1/container_image.py TripleOImagePrepareDefault: {parameter_defaults:
+	// {ContainerImagePrepare: kolla_builder.CONTAINER_IMAGE_PREPARE_PARAM}}.
+	prepare := filepath.Join(userEnv, PrepareEnv)
+	if err := writeYAML(prepare, "What `openstack tripleo container image prepare default --output-env-file` writes:\ntripleo-common's container-images/container_image_prepare_defaults.yaml (generated by ephemeral-heat tests/tht).",
+		map[string]any{"parameter_defaults": map[string]any{"ContainerImagePrepare": common.ContainerImagePrepare}}, 0o644); err != nil {
+		return err
+	}
+	registry := filepath.Join(tree, "overcloud-resource-registry-puppet.yaml")
+	deployedServer := filepath.Join(tree, "environments", "deployed-server-environment.yaml")
+	userEnvs := append([]string{vipPath, nodePath, prepare}, o.ExtraEnvironments...)
+
+	// build_image_params merges the registry and the user's environments
+	// (not the deployed-server one) to find the enabled services.
+	merged := map[string]any{}
+	for _, f := range append([]string{registry}, userEnvs...) {
+		e, err := readEnv(f)
+		if err != nil {
+			return err
+		}
+		mergeEnv(merged, e)
+	}
+	roles, err := readRoles(filepath.Join(tree, RolesFile))
+	if err != nil {
+		return err
+	}
+	for _, nr := range nodeRoles {
+		if !hasRole(roles, nr.name) {
+			return fmt.Errorf("tht: %s has no %s role", filepath.Join(w.THTSource, RolesFile), nr.name)
+		}
+	}
+	params, err := enabledServices(merged, roles)
+	if err != nil {
+		return err
+	}
+	// plan_utils.default_image_params (tripleo-common
+	// tripleo_common/utils/plan.py). build_image_params then also runs
+	// kolla_builder.container_images_prepare_multi(dry_run=True), which
+	// asks the registry for each enabled image's rdo_version label
+	// (tag_from_label): no registry is reachable here, so the image names
+	// keep the defaults' tag.
+	for k, v := range common.ImageParams {
+		params[k] = v
+	}
+	// _update_parameters.
+	params["RootStackName"] = o.StackName
+	params["DeployIdentifier"] = o.DeployIdentifier
+	passwords, err := loadOrGeneratePasswords(w.PasswordsFile, common.PasswordNames)
+	if err != nil {
+		return err
+	}
+	for k, v := range passwords {
+		params[k] = v
+	}
+	params["UndercloudHostsEntries"] = []string{undercloudHostsEntry}
+	params["CtlplaneNetworkAttributes"] = ctlplaneAttributes()
+	paramPath := filepath.Join(userEnv, ParametersEnv)
+	if err := writeYAML(paramPath, "What `openstack overcloud deploy` writes to user-environments/tripleoclient-parameters.yaml\n(generated by ephemeral-heat tests/tht; holds the passwords).", map[string]any{"parameter_defaults": params}, fsutil.SecretFileMode); err != nil {
+		return err
+	}
+	w.EnvironmentFiles = append([]string{registry, paramPath, deployedServer}, userEnvs...)
+	return nil
+}
+
+func hasRole(roles []roleData, name string) bool {
+	for _, r := range roles {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func validStackName(n string) error {
+	for i, c := range n {
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' && i > 0 || c == '-' && i > 0
+		if !ok {
+			return fmt.Errorf("tht: stack name %q: use lower-case letters, digits and '-' (it is part of the hostnames), starting with a letter", n)
+		}
+	}
+	return nil
+}
