@@ -49,9 +49,10 @@ type pendingDeployment struct {
 //
 //	1 call  to resolve the name (Heat's redirect),
 //	1 call  for the stack with its outputs (kept in Heat's key order),
+//	1 call  for every software deployment (their config ids); when there
+//	        is none, nothing else is needed for the deployments,
 //	1 call  for the TripleODeployment resources of every nested stack
 //	        (nested_depth 7, with their attributes),
-//	1 call  for every software deployment (their config ids),
 //	N calls for the N software configs, concurrently,
 //	1 call  for the stack's environment (ContainerCli),
 //	the first three concurrently with the others; and, when needed: the nested stack of a deployment named by its stack,
@@ -166,6 +167,18 @@ func (f *Fetched) readOutputs(ctx context.Context, c *heatapi.Client, ref heatap
 // readDeployments finds the TripleODeployment resources and reads their
 // software deployments and configs.
 func (f *Fetched) readDeployments(ctx context.Context, c *heatapi.Client, ref heatapi.StackRef) error {
+	// Listing the TripleODeployment resources loads every nested stack (10 s
+	// on a real overcloud); the software deployments are one query. A
+	// TripleODeployment only leads to a deployment that exists, so when
+	// there is none the listing would find nothing to render.
+	all, err := c.ListSoftwareDeployments(ctx, "")
+	f.Calls++
+	if err != nil {
+		return fmt.Errorf("listing software deployments: %w", err)
+	}
+	if len(all) == 0 {
+		return nil
+	}
 	res, err := c.ListResources(ctx, ref, heatapi.ResourceListOpts{NestedDepth: NestedDepth, WithDetail: true, Name: []string{DeploymentResource}})
 	f.Calls++
 	if err != nil {
@@ -225,12 +238,6 @@ func (f *Fetched) readDeployments(ctx context.Context, c *heatapi.Client, ref he
 	}
 	if len(todo) == 0 {
 		return nil
-	}
-
-	all, err := c.ListSoftwareDeployments(ctx, "")
-	f.Calls++
-	if err != nil {
-		return fmt.Errorf("listing software deployments: %w", err)
 	}
 	byID := make(map[string]string, len(all))
 	for _, d := range all {

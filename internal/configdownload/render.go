@@ -11,8 +11,10 @@ package configdownload
 import (
 	"fmt"
 	"path"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // The stack outputs config-download reads.
@@ -138,6 +140,16 @@ type Rendering struct {
 	Hosts []string
 	// Warnings say what was missing or skipped.
 	Warnings []string
+	// pending are the YAML files still to dump (dumped concurrently at
+	// the end of Render).
+	pending []yamlJob
+}
+
+type yamlJob struct {
+	path string
+	v    any
+	out  []byte
+	text bool // out is the content already
 }
 
 func (r *Rendering) warn(format string, args ...any) {
@@ -146,11 +158,44 @@ func (r *Rendering) warn(format string, args ...any) {
 
 func (r *Rendering) dir(p string) { r.Files[strings.TrimSuffix(p, "/")+"/"] = nil }
 
-func (r *Rendering) file(p string, b []byte) {
-	r.Files[p] = b
-	for d := path.Dir(p); d != "."; d = path.Dir(d) {
-		r.dir(d)
+// fileYAML adds a file that is v dumped as YAML.
+func (r *Rendering) fileYAML(p string, v any) {
+	r.pending = append(r.pending, yamlJob{path: p, v: v})
+}
+
+// dumpPending dumps the pending YAML files, on every CPU.
+func (r *Rendering) dumpPending() {
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				r.pending[i].out = dumpYAML(r.pending[i].v)
+			}
+		}()
 	}
+	for i := range r.pending {
+		if !r.pending[i].text {
+			jobs <- i
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	// In the order they were written: a later file of the same name wins.
+	for _, j := range r.pending {
+		r.Files[j.path] = j.out
+		for d := path.Dir(j.path); d != "."; d = path.Dir(d) {
+			r.dir(d)
+		}
+	}
+	r.pending = nil
+}
+
+// file adds a file with its content.
+func (r *Rendering) file(p string, b []byte) {
+	r.pending = append(r.pending, yamlJob{path: p, out: b, text: true})
 }
 
 // Render renders the config-download tree of d. It never fails on missing
@@ -212,6 +257,7 @@ func Render(d *StackData, o Options) (*Rendering, error) {
 
 	inv := buildInventory(r, d, out, o)
 	r.file(InventoryFile, dumpYAMLOrdered(inv))
+	r.dumpPending()
 
 	r.Roles = append(r.Roles, roleData.SortedKeys()...)
 	seen := map[string]bool{}
@@ -288,10 +334,10 @@ func (r *Rendering) renderRoleData(roleData, groupVars *Object, o Options) error
 							r.warn("RoleData.%s.%s %v: not split by step", role, key, err)
 							break
 						}
-						r.file(fmt.Sprintf("%s/%s_step%d.yaml", role, key, step), dumpYAML(tasks))
+						r.fileYAML(fmt.Sprintf("%s/%s_step%d.yaml", role, key, step), tasks)
 					}
 				}
-				r.file(role+"/"+key+".yaml", dumpYAML(v))
+				r.fileYAML(role+"/"+key+".yaml", v)
 			}
 		}
 	}
@@ -314,7 +360,7 @@ func (r *Rendering) renderRoleConfig(roleConfig *Object) {
 					r.warn("RoleConfig.%s %v: not split by step", key, err)
 					break
 				}
-				r.file(fmt.Sprintf("%s_step%d.yaml", key, step), dumpYAML(tasks))
+				r.fileYAML(fmt.Sprintf("%s_step%d.yaml", key, step), tasks)
 			}
 		}
 		name := key
@@ -323,7 +369,7 @@ func (r *Rendering) renderRoleConfig(roleConfig *Object) {
 		}
 		switch x := v.(type) {
 		case *Object, []any:
-			r.file(name, dumpYAML(v))
+			r.fileYAML(name, v)
 		case string:
 			r.file(name, []byte(x))
 		default:
@@ -505,7 +551,7 @@ func (r *Rendering) renderDeployments(d *StackData, out *Object, s *servers, gro
 			r.warn("RoleGroupVars has no entry for role %s: no group_vars/%s", role, role)
 			continue
 		}
-		r.file("group_vars/"+role, dumpYAML(vars))
+		r.fileYAML("group_vars/"+role, vars)
 	}
 
 	for _, server := range sortedStringKeys(s.ids) {
@@ -580,9 +626,17 @@ func (r *Rendering) renderNetworkConfig(d *StackData, out *Object) {
 	}
 }
 
+// hasDir reports whether the rendering has made directory d so far.
 func hasDir(r *Rendering, d string) bool {
-	_, ok := r.Files[d+"/"]
-	return ok
+	if _, ok := r.Files[d+"/"]; ok {
+		return true
+	}
+	for _, j := range r.pending {
+		if strings.HasPrefix(j.path, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // objectOutput returns an output that must be a mapping (empty when absent

@@ -131,6 +131,10 @@ var pyyamlResolvers = []*regexp.Regexp{
 }
 
 func pyyamlImplicit(s string) bool {
+	// PyYAML tries its resolvers only on scalars starting with one of these.
+	if s != "" && !strings.ContainsRune("yYnNtTfFoO-+0123456789.<~=", rune(s[0])) {
+		return false
+	}
 	for _, re := range pyyamlResolvers {
 		if re.MatchString(s) {
 			return true

@@ -77,7 +77,13 @@ type Tree struct {
 
 // ExtractTripleoCommon makes tripleo-common's tree available under dir.
 func ExtractTripleoCommon(dir string) (Tree, error) {
-	return extract(Source(EnvTripleoCommon, TripleoCommonTarball), dir, commonMarker, EnvTripleoCommon, "tripleo_common/")
+	return ExtractTripleoCommonFrom(Source(EnvTripleoCommon, TripleoCommonTarball), dir)
+}
+
+// ExtractTripleoCommonFrom makes the tripleo-common tree src (a directory
+// or .tar.gz) available under dir.
+func ExtractTripleoCommonFrom(src, dir string) (Tree, error) {
+	return extract(src, dir, commonMarker, EnvTripleoCommon, "tripleo_common/")
 }
 
 // ExtractTripleoAnsible makes tripleo-ansible's tree available under dir.
@@ -326,7 +332,10 @@ func AnsibleEnv(ta *Tree, tmp string) ([]string, error) {
 		pl := filepath.Join(p, "ansible_plugins")
 		env = append(env,
 			"ANSIBLE_ROLES_PATH="+filepath.Join(p, "roles.galaxy")+":"+filepath.Join(p, "roles"),
-			"ANSIBLE_LIBRARY="+filepath.Join(p, "roles.galaxy", "config_template", "library")+":"+filepath.Join(pl, "modules"),
+			// stubmodules: modules tripleo-ansible needs from elsewhere
+			// that Debian does not package (see each file).
+			"ANSIBLE_LIBRARY="+filepath.Join(p, "roles.galaxy", "config_template", "library")+":"+filepath.Join(pl, "modules")+
+				":"+filepath.Join(Dir(), "stubmodules"),
 			"ANSIBLE_ACTION_PLUGINS="+filepath.Join(p, "roles.galaxy", "config_template", "action")+":"+filepath.Join(pl, "action"),
 			"ANSIBLE_FILTER_PLUGINS="+filepath.Join(pl, "filter"),
 			"ANSIBLE_STRATEGY_PLUGINS="+filepath.Join(pl, "strategy"),
@@ -466,31 +475,34 @@ func Playbooks(dir string) ([]string, error) {
 	return books, nil
 }
 
-// ListTasks runs ansible-playbook --list-tasks on a playbook of dir with
-// its inventory, and returns the output without the lines naming dir.
-func ListTasks(ctx context.Context, env []string, dir, book string) (string, error) {
-	return playbookCmd(ctx, env, dir, book, "--list-tasks")
+// ListTasks runs ansible-playbook --list-tasks on playbooks of dir (one
+// run) with its inventory, and returns the plays and tasks listed, dir
+// replaced by <config-download> and the tags of each line sorted.
+func ListTasks(ctx context.Context, env []string, dir string, books []string) (string, error) {
+	return playbookCmd(ctx, env, dir, books, "--list-tasks")
 }
 
-// SyntaxCheck runs ansible-playbook --syntax-check on a playbook of dir.
-func SyntaxCheck(ctx context.Context, env []string, dir, book string) error {
-	_, err := playbookCmd(ctx, env, dir, book, "--syntax-check")
+// SyntaxCheck runs ansible-playbook --syntax-check on playbooks of dir (one
+// run).
+func SyntaxCheck(ctx context.Context, env []string, dir string, books []string) error {
+	_, err := playbookCmd(ctx, env, dir, books, "--syntax-check")
 	return err
 }
 
-func playbookCmd(ctx context.Context, env []string, dir, book, flag string) (string, error) {
-	cmd := exec.CommandContext(ctx, "ansible-playbook", "-i", "tripleo-ansible-inventory.yaml", flag, book)
+func playbookCmd(ctx context.Context, env []string, dir string, books []string, flag string) (string, error) {
+	cmd := exec.CommandContext(ctx, "ansible-playbook", append([]string{"-i", "tripleo-ansible-inventory.yaml", flag}, books...)...)
 	cmd.Env, cmd.Dir = env, dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return string(out), fmt.Errorf("ansible-playbook %s %s in %s: %v\n%s", flag, book, dir, err, tail(string(out), 40))
+		return string(out), fmt.Errorf("ansible-playbook %s %s in %s: %v\n%s", flag, strings.Join(books, " "), dir, err, tail(string(out), 40))
 	}
+	// The plays and tasks are indented; warnings (wrapped at 79 columns,
+	// so their lines depend on dir's length) are not.
 	var keep []string
 	for _, l := range strings.Split(string(out), "\n") {
-		if strings.Contains(l, dir) || strings.HasPrefix(l, "[WARNING]") {
-			continue
+		if strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "playbook: ") {
+			keep = append(keep, sortTags(strings.ReplaceAll(l, dir, "<config-download>")))
 		}
-		keep = append(keep, sortTags(l))
 	}
 	return strings.Join(keep, "\n"), nil
 }
@@ -508,6 +520,30 @@ func sortTags(l string) string {
 	}
 	sort.Strings(tags)
 	return l[:i] + "TAGS: [" + strings.Join(tags, ", ") + "]"
+}
+
+// firstDifference shows where two texts first differ, with context.
+func firstDifference(a, b string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	i := 0
+	for i < len(la) && i < len(lb) && la[i] == lb[i] {
+		i++
+	}
+	from := i - 3
+	if from < 0 {
+		from = 0
+	}
+	part := func(l []string) string {
+		to := i + 4
+		if to > len(l) {
+			to = len(l)
+		}
+		if from >= to {
+			return "(end)"
+		}
+		return strings.Join(l[from:to], "\n")
+	}
+	return fmt.Sprintf("at line %d; ours:\n%s\ntripleo-common's:\n%s", i+1, part(la), part(lb))
 }
 
 func tail(s string, n int) string {
@@ -596,23 +632,15 @@ func CompareTrees(ctx context.Context, ours, theirs string, ta *Tree, tmp string
 	if !reflect.DeepEqual(books, theirBooks) {
 		problems = append(problems, fmt.Sprintf("playbooks: ours %v, tripleo-common's %v", books, theirBooks))
 	}
-	for _, b := range books {
-		if err := SyntaxCheck(ctx, env, ours, b); err != nil {
+	if len(books) > 0 {
+		if err := SyntaxCheck(ctx, env, ours, books); err != nil {
 			problems = append(problems, err.Error())
-			continue
-		}
-		lo, err := ListTasks(ctx, env, ours, b)
-		if err != nil {
+		} else if lo, err := ListTasks(ctx, env, ours, books); err != nil {
 			problems = append(problems, err.Error())
-			continue
-		}
-		lt, err := ListTasks(ctx, env, theirs, b)
-		if err != nil {
+		} else if lt, err := ListTasks(ctx, env, theirs, books); err != nil {
 			problems = append(problems, "tripleo-common's render: "+err.Error())
-			continue
-		}
-		if lo != lt {
-			problems = append(problems, fmt.Sprintf("--list-tasks of %s differs:\nours:\n%s\ntripleo-common's:\n%s", b, tail(lo, 30), tail(lt, 30)))
+		} else if lo != lt {
+			problems = append(problems, "--list-tasks differs "+firstDifference(lo, lt))
 		}
 	}
 	return problems, books, nil
