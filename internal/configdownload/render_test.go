@@ -397,25 +397,33 @@ func TestRenderConfigType(t *testing.T) {
 
 func TestRenderOddShapes(t *testing.T) {
 	for name, mutate := range map[string]func(o *Object){
-		"RoleData not a mapping":       func(o *Object) { o.Set(OutRoleData, []any{"x"}) },
-		"a role not a mapping":         func(o *Object) { asObject(o.Value(OutRoleData)).Set("Controller", "x") },
-		"tasks not a list":             func(o *Object) { asObject(asObject(o.Value(OutRoleData)).Value("Compute")).Set("deploy_steps_tasks", "x") },
-		"a task not a mapping":         func(o *Object) { asObject(asObject(o.Value(OutRoleData)).Value("Compute")).Set("update_tasks", []any{"x"}) },
-		"RoleConfig null":              func(o *Object) { o.Set(OutRoleConfig, nil) },
-		"RoleConfig number":            func(o *Object) { asObject(o.Value(OutRoleConfig)).Set("n", Number("3")) },
-		"no ctlplane ips":              func(o *Object) { asObject(asObject(o.Value(OutRoleNetIPMap)).Value("Compute")).Delete("ctlplane") },
-		"fewer ips than names":         func(o *Object) { asObject(asObject(o.Value(OutRoleNetIPMap)).Value("Compute")).Set("ctlplane", []any{"1.2.3.4"}) },
-		"no ServerIdData":              func(o *Object) { o.Delete(OutServerIDData) },
-		"no RoleGroupVars":             func(o *Object) { o.Delete(OutRoleGroupVars) },
-		"host vars lack a role":        func(o *Object) { asObject(o.Value(OutAnsibleHostVarsMap)).Delete("Compute") },
-		"EnabledServices not lists":    func(o *Object) { o.Set(OutEnabledServices, Obj("Compute", "x")) },
-		"bad role name":                func(o *Object) { asObject(o.Value(OutRoleData)).Set("../x", NewObject()) },
-		"network config of a nonrole":  func(o *Object) { asObject(o.Value(OutRoleNetworkConfigMap)).Set("Nope", Obj("a", "b")) },
-		"network config id not read":   func(o *Object) { asObject(o.Value(OutRoleNetworkConfigMap)).Set("Compute", "unknown-id") },
-		"everything missing":           func(o *Object) { *o = *NewObject() },
-		"hostnames without ctlplane":   func(o *Object) { asObject(asObject(o.Value(OutRoleNetHostnameMap)).Value("Compute")).Delete("ctlplane") },
-		"blacklist as a mapping":       func(o *Object) { o.Set(OutBlacklistedHostnames, Obj("a", nil)) },
-		"EndpointMap without Horizon":  func(o *Object) { o.Set(OutEndpointMap, Obj("KeystonePublic", NewObject())) },
+		"RoleData not a mapping": func(o *Object) { o.Set(OutRoleData, []any{"x"}) },
+		"a role not a mapping":   func(o *Object) { asObject(o.Value(OutRoleData)).Set("Controller", "x") },
+		"tasks not a list": func(o *Object) {
+			asObject(asObject(o.Value(OutRoleData)).Value("Compute")).Set("deploy_steps_tasks", "x")
+		},
+		"a task not a mapping": func(o *Object) {
+			asObject(asObject(o.Value(OutRoleData)).Value("Compute")).Set("update_tasks", []any{"x"})
+		},
+		"RoleConfig null":   func(o *Object) { o.Set(OutRoleConfig, nil) },
+		"RoleConfig number": func(o *Object) { asObject(o.Value(OutRoleConfig)).Set("n", Number("3")) },
+		"no ctlplane ips":   func(o *Object) { asObject(asObject(o.Value(OutRoleNetIPMap)).Value("Compute")).Delete("ctlplane") },
+		"fewer ips than names": func(o *Object) {
+			asObject(asObject(o.Value(OutRoleNetIPMap)).Value("Compute")).Set("ctlplane", []any{"1.2.3.4"})
+		},
+		"no ServerIdData":             func(o *Object) { o.Delete(OutServerIDData) },
+		"no RoleGroupVars":            func(o *Object) { o.Delete(OutRoleGroupVars) },
+		"host vars lack a role":       func(o *Object) { asObject(o.Value(OutAnsibleHostVarsMap)).Delete("Compute") },
+		"EnabledServices not lists":   func(o *Object) { o.Set(OutEnabledServices, Obj("Compute", "x")) },
+		"bad role name":               func(o *Object) { asObject(o.Value(OutRoleData)).Set("../x", NewObject()) },
+		"network config of a nonrole": func(o *Object) { asObject(o.Value(OutRoleNetworkConfigMap)).Set("Nope", Obj("a", "b")) },
+		"network config id not read":  func(o *Object) { asObject(o.Value(OutRoleNetworkConfigMap)).Set("Compute", "unknown-id") },
+		"everything missing":          func(o *Object) { *o = *NewObject() },
+		"hostnames without ctlplane": func(o *Object) {
+			asObject(asObject(o.Value(OutRoleNetHostnameMap)).Value("Compute")).Delete("ctlplane")
+		},
+		"blacklist as a mapping":      func(o *Object) { o.Set(OutBlacklistedHostnames, Obj("a", nil)) },
+		"EndpointMap without Horizon": func(o *Object) { o.Set(OutEndpointMap, Obj("KeystonePublic", NewObject())) },
 		"server_ids shorter than names": func(o *Object) {
 			asObject(asObject(o.Value(OutServerIDData)).Value("server_ids")).Set("Compute", []any{})
 		},
