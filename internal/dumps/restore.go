@@ -2,15 +2,12 @@ package dumps
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dbdump"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
 )
 
 // RestoreOptions are heat_db_dump's parameters for state=restored.
@@ -45,7 +42,7 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 	if o.Secret == nil {
 		o.Secret = func(string) {}
 	}
-	t, err := Target(o.HeatDir)
+	t, err := target(o.HeatDir)
 	if err != nil {
 		return Result{}, err
 	}
@@ -79,8 +76,8 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 		r.Size, r.Tables, r.Rows, r.Stacks = m.Size, m.Tables, m.Rows, m.Stacks
 	}
 
-	exists, err := Exists(ctx, t)
-	if errors.Is(err, ErrNoAccess) {
+	exists, err := heatdb.HasData(ctx, t)
+	if errors.Is(err, heatdb.ErrNoAccess) {
 		return r, fmt.Errorf("%w: the database user of heat.conf does not exist any more; relaunch with ephemeral_heat_launch restore_db: true, which recreates it", err)
 	}
 	if err != nil {
@@ -89,13 +86,13 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 	if exists {
 		cur, err := ContentHash(ctx, t)
 		if err == nil && m != nil && cur == m.SQLSHA256 {
-			r.Msg = fmt.Sprintf("%s already holds the content of %s", Describe(t), path)
+			r.Msg = fmt.Sprintf("%s already holds the content of %s", t, path)
 			return r, nil
 		}
 	}
 	if o.CheckMode {
 		r.Changed = true
-		r.Msg = fmt.Sprintf("would restore %s into %s", path, Describe(t))
+		r.Msg = fmt.Sprintf("would restore %s into %s", path, t)
 		return r, nil
 	}
 	if exists {
@@ -115,20 +112,20 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 	}
 	defer closeFn()
 	var st dbdump.Stats
-	if t.Kind == dbdump.KindSQLite {
+	if t.Kind == heatdb.SQLite {
 		st, err = dbdump.RestoreSQLite(ctx, rd, t.Path, dbdump.WithOverwrite())
 	} else {
 		// Start from an empty database: tables the dump does not have must not survive.
-		if err = createMySQLDatabase(ctx, t, exists); err == nil {
-			st, err = dbdump.RestoreMySQL(ctx, t.DSN, rd, dbdump.WithOverwrite())
+		if err = heatdb.Empty(ctx, t, exists); err == nil {
+			st, err = dbdump.RestoreMySQL(ctx, t.DSN(), rd, dbdump.WithOverwrite())
 		}
 	}
 	if err != nil {
-		return r, fmt.Errorf("restoring %s into %s: %w", path, Describe(t), err)
+		return r, fmt.Errorf("restoring %s into %s: %w", path, t, err)
 	}
 	r.Changed = true
 	r.Tables, r.Rows = st.Tables, st.Rows
-	stacks, err := ListStacks(ctx, t)
+	stacks, err := heatdb.ListStacks(ctx, t)
 	if err != nil {
 		return r, err
 	}
@@ -138,7 +135,7 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 			return r, fmt.Errorf("after restoring %s: %w", path, err)
 		}
 	}
-	r.Msg = fmt.Sprintf("restored %s into %s (%d tables, %d rows, %d stacks)", path, Describe(t), st.Tables, st.Rows, len(stacks))
+	r.Msg = fmt.Sprintf("restored %s into %s (%d tables, %d rows, %d stacks)", path, t, st.Tables, st.Rows, len(stacks))
 	return r, nil
 }
 
@@ -166,31 +163,6 @@ func SameStacks(want, got []Stack) error {
 	}
 	if len(missing)+len(extra) > 0 {
 		return fmt.Errorf("the stacks differ from the dump's manifest: missing %v, unexpected %v", missing, extra)
-	}
-	return nil
-}
-
-// createMySQLDatabase creates the target database if it is missing (Heat's
-// user has all privileges on its own database name).
-func createMySQLDatabase(ctx context.Context, t dbdump.Target, dropFirst bool) error {
-	c, err := mysql.ParseDSN(t.DSN)
-	if err != nil {
-		return err
-	}
-	c.DBName = ""
-	db, err := sql.Open("mysql", c.FormatDSN())
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	name := "`" + strings.ReplaceAll(t.Database, "`", "``") + "`"
-	if dropFirst {
-		if _, err := db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
-			return fmt.Errorf("emptying database %s: %w", Describe(t), err)
-		}
-	}
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+name+" CHARACTER SET utf8"); err != nil {
-		return fmt.Errorf("creating database %s: %w", Describe(t), err)
 	}
 	return nil
 }

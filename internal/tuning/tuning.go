@@ -5,7 +5,7 @@
 // each alone (bench/results.md).
 package tuning
 
-import "github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+import "github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 
 // What a tuning setting is measured on (bench/results.md).
 const (
@@ -54,9 +54,9 @@ var settings = []Setting{
 	},
 	{
 		Name:  "sqlite_pool",
-		Title: "[database] connection_parameters = plugin=" + heatconf.SQLitePoolPlugin,
-		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatconf.SQLitePoolPlugin}},
-		What: "A SQLAlchemy engine plugin of ours (" + heatconf.PythonDir + "/" + heatconf.SQLitePoolPlugin + ".py in the heat_dir, " +
+		Title: "[database] connection_parameters = plugin=" + heatdir.SQLitePoolPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.SQLitePoolPlugin}},
+		What: "A SQLAlchemy engine plugin of ours (" + heatdir.PythonDir + "/" + heatdir.SQLitePoolPlugin + ".py in the heat_dir, " +
 			"on heat-all's and heat-manage's PYTHONPATH) gives the sqlite file database a connection pool (QueuePool, " +
 			"5 kept, no overflow limit) instead of SQLAlchemy 1.4's NullPool, which opens and closes a sqlite connection " +
 			"(PRAGMAs, oslo.db's ping, a parse of the schema) for every database session, thousands per deploy. " +

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/podheat"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/podheat"
 )
 
 var spec = &module.Spec{
@@ -18,7 +18,7 @@ var spec = &module.Spec{
 	Params: []module.Param{
 		{Name: "state", Default: launch.Started, Choices: []string{launch.Started, launch.Stopped, launch.Absent},
 			Help: "started, stopped (keep the database) or absent (also remove the database)"},
-		{Name: "heat_type", Default: launch.Native, Choices: []string{launch.Native, launch.Container, launch.Pod},
+		{Name: "heat_type", Default: launch.Native, Choices: launch.HeatTypes(),
 			Help: "how Heat runs"},
 		{Name: "heat_dir", Type: module.Path, Required: true, Help: "directory holding Heat's config, logs and database"},
 		{Name: "api_port", Type: module.Int, Default: 8006, Help: "port of the Heat API"},
@@ -76,6 +76,9 @@ func run(ctx *module.Context) (module.Result, error) {
 	}
 	if out.Restored != "" {
 		res["restored"] = out.Restored
+	}
+	if len(out.Reset) > 0 {
+		res["reset_stacks"] = out.Reset
 	}
 	if out.PodmanName != "" {
 		res["podman_name"] = out.PodmanName

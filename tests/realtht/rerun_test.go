@@ -89,15 +89,15 @@ func checkThenApply(t *testing.T, s *Suite, o stack.Options, want string) {
 }
 
 // stepParameter changes one parameter of the top template (CloudName,
-// which GlobalConfig's cloud names carry). Module parameters are Heat's
+// which the outputs carry among the cloud names). Module parameters are Heat's
 // "parameters": top-level ones only. Leaves: updated; s.Params set.
 func stepParameter(t *testing.T, s *Suite) {
 	o := s.options(t)
 	o.Parameters = map[string]any{"CloudName": "overcloud.example.test"}
 	checkThenApply(t, s, o, "parameters CloudName")
 	s.Params = o.Parameters
-	if !strings.Contains(mustJSON(t, s.Outcome.Outputs["GlobalConfig"]), "overcloud.example.test") {
-		t.Errorf("GlobalConfig does not carry the new CloudName")
+	if !strings.Contains(mustJSON(t, s.Outcome.Outputs), "overcloud.example.test") {
+		t.Errorf("no output carries the new CloudName")
 	}
 }
 
@@ -110,16 +110,16 @@ func stepDeepEdit(t *testing.T, s *Suite) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const anchor = "      config_settings:\n"
+	const anchor = "      ansible_group_vars:\n"
 	if !strings.Contains(string(b), anchor) {
 		t.Fatalf("%s has no %q: the tree changed; pick another edit", p, anchor)
 	}
-	edited := strings.Replace(string(b), anchor, anchor+"        ephemeral_heat_test::edited: deep-edit-seen\n", 1)
+	edited := strings.Replace(string(b), anchor, anchor+"        ephemeral_heat_test_edited: deep-edit-seen\n", 1)
 	if err := os.WriteFile(p, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	checkThenApply(t, s, s.options(t), "chrony-baremetal-ansible.yaml")
-	if !strings.Contains(mustJSON(t, s.Outcome.Outputs["RoleData"]), "deep-edit-seen") {
-		t.Errorf("RoleData does not carry the edit")
+	if !strings.Contains(mustJSON(t, s.Outcome.Outputs), "deep-edit-seen") {
+		t.Errorf("no output carries the edit")
 	}
 }
