@@ -35,10 +35,19 @@ type Options struct {
 	Rounds, CreateRounds int
 	// NoTuning skips the heat_tuning_* rows of test (b).
 	NoTuning bool
+	// RealTHTRounds are the rounds of the real-THT groups (each a create
+	// of the tripleo-heat-templates overcloud per side, minutes each).
+	RealTHTRounds int
+	// ScaleCounts are the Compute counts of real_tht_scale; StockScaleMax
+	// the largest measured with the stock heat.conf too, and
+	// StockRerunMax the largest whose stock full update is measured.
+	ScaleCounts                  []int
+	StockScaleMax, StockRerunMax int
 }
 
 // Groups are the row groups in run order.
-var Groups = []string{"template_processing", "config_download", "db_dump", "launch", "scale_group", "scale_copies", "pod"}
+var Groups = []string{"template_processing", "config_download", "db_dump", "launch", "scale_group", "scale_copies", "pod",
+	"real_tht", "real_tht_tuning", "real_tht_pod", "real_tht_scale"}
 
 func (o Options) want(g string) bool {
 	if len(o.Only) == 0 {
@@ -59,6 +68,12 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 	}
 	if o.CreateRounds < 1 {
 		o.CreateRounds = 3
+	}
+	if o.RealTHTRounds < 1 {
+		o.RealTHTRounds = 3
+	}
+	if len(o.ScaleCounts) == 0 {
+		o.ScaleCounts = ScaleCounts
 	}
 	var rows []Row
 	for _, g := range Groups {
@@ -84,6 +99,14 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 			for _, t := range []ScaleTest{ScaleTests[1], ScaleTests[0]} {
 				rows = append(rows, PodRows(ctx, env, t, o.CreateRounds)...)
 			}
+		case "real_tht":
+			rows = append(rows, RealTHTRows(ctx, env, o.RealTHTRounds)...)
+		case "real_tht_tuning":
+			rows = append(rows, RealTHTTuningRows(ctx, env, o.RealTHTRounds)...)
+		case "real_tht_pod":
+			rows = append(rows, RealTHTPodRows(ctx, env, o.RealTHTRounds)...)
+		case "real_tht_scale":
+			rows = append(rows, RealTHTScaleRows(ctx, env, o.ScaleCounts, o.StockScaleMax, o.StockRerunMax)...)
 		}
 		fmt.Fprintf(env.Log, "== %s done in %.0fs\n", g, time.Since(start).Seconds())
 	}
@@ -94,7 +117,7 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 // group by name, so a full and a partial run (WriteResults) order alike.
 func Order(rows []Row) []Row {
 	rank := func(n string) int {
-		for i, p := range []string{"scale_group", "scale_copies", "heat_tuning_", "launch_ready", "template_processing", "db_dump", "config_download"} {
+		for i, p := range []string{"real_tht_scale", "real_tht", "scale_group", "scale_copies", "heat_tuning_", "launch_ready", "template_processing", "db_dump", "config_download"} {
 			if strings.HasPrefix(n, p) {
 				return i
 			}
