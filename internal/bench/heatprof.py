@@ -13,12 +13,15 @@ anything, samples heat-all's main thread every HEATPROF_INTERVAL seconds
   (blocked in a system call: fsync, a lock);
 - for a busy sample, the library the innermost frame is in (sqlite +
   SQLAlchemy + oslo.db, YAML, JSON, RPC, logging, Heat itself, ...), every
-  function on the stack (inclusive counts) and the nesting depth of the
-  stack being worked on (the innermost Heat frame whose `self` is a Stack
-  or a Resource);
-- for an idle sample, what the hub waits for: its earliest timer, and
-  when that timer wakes a greenthread sleeping in the legacy engine's
-  TaskRunner._sleep, the depth of the stack whose task sleeps.
+  function on the stack (inclusive) and the innermost one (self CPU). Only
+  code objects are read from this thread: reading a running frame's locals
+  from another thread can crash the interpreter.
+
+Every wait of eventlet's hub is also accounted, in heat-all's main thread
+(hub.wait wrapped), to what the hub waits for: its earliest timer (the
+fake RPC driver's 50 ms queue polls left out: they fire whatever happens)
+and, when that timer wakes a stack task sleeping in the legacy engine's
+TaskRunner._sleep, the depth of the stack and the resources its step polls.
 
 It also logs every Stack.state_set and Resource.state_set (time, stack,
 depth, action, status) and every TaskRunner._sleep, so that the report
@@ -61,8 +64,7 @@ def _reset():
     state.update(
         t0=time.monotonic(), cpu0=time.clock_gettime(_main_clock),
         ptimes0=os.times(), samples=0, wall=collections.Counter(),
-        cpu=collections.Counter(), depth_wall=collections.Counter(),
-        depth_cpu=collections.Counter(), idle=collections.Counter(),
+        cpu=collections.Counter(), idle=collections.Counter(),
         incl=collections.Counter(), self_cpu=collections.Counter(), log=[], sleeps=collections.Counter(),
         sleep_s=collections.Counter(), last_t=time.monotonic(),
         last_cpu=time.clock_gettime(_main_clock))
@@ -102,29 +104,6 @@ def _short(code):
     return "%s:%s" % (fn, code.co_name)
 
 
-def _depth_of(frame):
-    """The nesting depth of the innermost Stack or Resource on the stack."""
-    f = frame
-    while f is not None:
-        if "/heat/engine/" in f.f_code.co_filename:
-            try:
-                s = f.f_locals.get("self")
-            except Exception:
-                s = None
-            if s is not None:
-                d = getattr(s, "nested_depth", None)
-                if isinstance(d, int):
-                    return d
-                st = getattr(s, "stack", None)
-                d = getattr(st, "nested_depth", None)
-                if isinstance(d, int):
-                    return d
-        elif "/heat/api/" in f.f_code.co_filename:
-            return "api"
-        f = f.f_back
-    return "none"
-
-
 def _running_resources(runner):
     """The resources a sleeping stack task steps: those started and not done
     in the DependencyTaskGroup its (suspended) generator delegates to."""
@@ -135,6 +114,11 @@ def _running_resources(runner):
                 return ""
             frame = getattr(gen, "gi_frame", None)
             group = frame.f_locals.get("self") if frame is not None else None
+            inner = getattr(group, "_runner", None)
+            if inner is not None and getattr(gen, "gi_yieldfrom", None) is None:
+                # TaskRunner.as_task of a nested TaskRunner: follow it.
+                gen = inner
+                continue
             runners = getattr(group, "_runners", None)
             if isinstance(runners, dict):
                 names = sorted("%s(%s)" % (getattr(k, "name", k), k.type())
@@ -240,14 +224,12 @@ def _sample():
     if frame is None:
         return
     state["samples"] += 1
+    # Only code objects are read here: the main thread's frames are live
+    # (reading their locals from this thread is not safe).
     if _is_idle(frame):
         key = "idle"
-        state["idle"][_idle_reason()] += dw
     else:
         key = _category(frame)
-        d = _depth_of(frame)
-        state["depth_wall"][d] += dw
-        state["depth_cpu"][d] += dc
         state["self_cpu"][_short(frame.f_code)] += dc
         seen = set()
         f = frame
@@ -259,6 +241,28 @@ def _sample():
             f = f.f_back
     state["wall"][key] += dw
     state["cpu"][key] += dc
+
+
+def _wrap_hub_wait(hub):
+    """Account every wait of eventlet's hub (in heat-all's main thread, where
+    the suspended greenthreads can be inspected safely) to what it waits for
+    (_idle_reason, decided before the wait)."""
+    orig = hub.wait
+
+    def wait(seconds=None):
+        if not state["on"]:
+            return orig(seconds)
+        try:
+            reason = _idle_reason()
+        except Exception as e:
+            reason = "unknown (%s)" % type(e).__name__
+        t0 = time.monotonic()
+        try:
+            return orig(seconds)
+        finally:
+            state["idle"][reason] += time.monotonic() - t0
+
+    hub.wait = wait
 
 
 def _control(name):
@@ -300,8 +304,6 @@ def _write():
         "interval_s": INTERVAL,
         "wall_by_category": dict(state["wall"]),
         "cpu_by_category": dict(state["cpu"]),
-        "busy_wall_by_depth": {str(k): v for k, v in state["depth_wall"].items()},
-        "busy_cpu_by_depth": {str(k): v for k, v in state["depth_cpu"].items()},
         "idle_by_reason": dict(state["idle"]),
         "inclusive_top": state["incl"].most_common(120),
         "self_cpu_top": state["self_cpu"].most_common(80),
@@ -405,6 +407,7 @@ def main():
     import heat.cmd.all as heat_all  # monkey-patches (eventlet)
     import eventlet.hubs
     hub_ref["hub"] = eventlet.hubs.get_hub()
+    _wrap_hub_wait(hub_ref["hub"])
     _patch()
     sys.argv[0] = "heat-all"
     sys.exit(heat_all.main())

@@ -37,6 +37,9 @@ const (
 	// SQLCacheJSONPlugin lets SQLAlchemy cache the statements on Heat's
 	// Json columns.
 	SQLCacheJSONPlugin = "ephemeral_heat_sql_cache_json"
+	// FakeRPCWakeup makes oslo.messaging's in-process fake driver hand a
+	// message over when it is sent, not at its next 50 ms poll.
+	FakeRPCWakeupPlugin = "ephemeral_heat_fake_rpc_wakeup"
 )
 
 // enginePlugins are EngineModule's plugins: name and class.
@@ -45,6 +48,7 @@ var enginePlugins = [][2]string{
 	{SQLiteNoPingPlugin, "SQLiteNoPing"},
 	{SQLiteFKIndexesPlugin, "SQLiteFKIndexes"},
 	{SQLCacheJSONPlugin, "SQLCacheJSON"},
+	{FakeRPCWakeupPlugin, "FakeRPCWakeup"},
 }
 
 //go:embed python/ephemeral_heat_engine.py

@@ -3,6 +3,7 @@ package heatconf_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,7 +148,8 @@ func TestPythonEnv(t *testing.T) {
 // them, in a Heat engine process (testdata/engine_plugins.py):
 // sqlite_no_ping drops oslo.db's per-session ping, sqlite_fk_indexes
 // indexes exactly the unindexed foreign keys, sql_cache_json marks Heat's
-// Json type cacheable, and task_wakeup stays off with one warning when
+// Json type cacheable, fake_rpc_wakeup keeps RPC calls and casts answered in
+// order, and task_wakeup stays off with one warning when
 // Heat's internals differ, and else ends a parent stack's step sleep when a
 // nested stack stores its final state, and after a resource changed state.
 func TestEnginePlugins(t *testing.T) {
@@ -161,7 +163,7 @@ func TestEnginePlugins(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(py, script, dir, heatconf.SQLiteNoPingPlugin, heatconf.SQLiteFKIndexesPlugin,
-		heatconf.SQLCacheJSONPlugin, heatconf.TaskWakeupPlugin)
+		heatconf.SQLCacheJSONPlugin, heatconf.TaskWakeupPlugin, heatconf.FakeRPCWakeupPlugin)
 	cmd.Env = heatconf.PythonEnv(os.Environ(), filepath.Join(dir, heatconf.PythonDir))
 	b, err := cmd.Output()
 	if err != nil {
@@ -186,6 +188,9 @@ func TestEnginePlugins(t *testing.T) {
 		WokenAfterS        float64  `json:"woken_after_s"`
 		AfterChangeS       float64  `json:"after_change_s"`
 		OtherRunnerS       float64  `json:"other_runner_s"`
+		RPCPollReplaced    bool     `json:"rpc_poll_replaced"`
+		RPCAnswers         []int    `json:"rpc_answers"`
+		RPCCasts           []int    `json:"rpc_casts"`
 	}
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatalf("%v: %s", err, b)
@@ -225,6 +230,9 @@ func TestEnginePlugins(t *testing.T) {
 	}
 	if got.AfterChangeS >= 30 {
 		t.Errorf("task_wakeup: a changed resource did not end the sleep (%.1f s)", got.AfterChangeS)
+	}
+	if !got.RPCPollReplaced || fmt.Sprint(got.RPCAnswers) != "[1 2 3 4 5]" || fmt.Sprint(got.RPCCasts) != "[0 1 2]" {
+		t.Errorf("fake_rpc_wakeup: poll replaced %v, calls answered %v, casts seen %v", got.RPCPollReplaced, got.RPCAnswers, got.RPCCasts)
 	}
 	if got.OtherRunnerS < 0.3 {
 		t.Errorf("a TaskRunner that is not a stack's slept %.2f s of 0.3 s: its sleep must stay Heat's", got.OtherRunnerS)

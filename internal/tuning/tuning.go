@@ -117,6 +117,17 @@ var settings = []Setting{
 		Effect: EffectCreate,
 	},
 	{
+		Name:  "fake_rpc_wakeup",
+		Title: "[database] connection_parameters = plugin=" + heatconf.FakeRPCWakeupPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatconf.FakeRPCWakeupPlugin}},
+		What: "heat-all on transport_url fake:// passes its RPC messages (API to engine, a stack to its nested stacks) through " +
+			"oslo.messaging's in-process fake driver, whose listeners look at their queues every 50 ms: each message waits 25 ms on " +
+			"average, and every nested stack create, update or delete is one. Our engine plugin makes a listener wait for a message " +
+			"to be delivered (an event), 50 ms at most as before; queues, messages and their order are the driver's. Checked against " +
+			"oslo.messaging's internals first, else one warning and no change. Cost: none measured; RabbitMQ (pod) is not affected.",
+		Effect: EffectCreate,
+	},
+	{
 		Name:   "graceful_shutdown_timeout",
 		Title:  "[DEFAULT] graceful_shutdown_timeout = 3",
 		Conf:   map[string]map[string]string{"DEFAULT": {"graceful_shutdown_timeout": "3"}},

@@ -18,6 +18,7 @@ is in internal/tuning/tuning.go and bench/results.md.
 """
 
 import inspect
+import time
 import logging
 import sys
 
@@ -161,7 +162,11 @@ def _task_wakeup():
         sid = getattr(st, "id", None)
         if sid is None or not scheduler.ENABLE_SLEEP:
             return orig_sleep(self, wait_time)
-        seen = changes.get(sid, 0)
+        # Progress: a resource of the stack changed state, or (a stack's
+        # delete, which runs a DependencyTaskGroup directly) some of its
+        # resources were done with, even without a state change (a
+        # resource never created, in a backup stack).
+        seen = (changes.get(sid, 0), len(getattr(self._task, "_graph", ())))
         if getattr(self, "_ephemeral_heat_seen", None) != seen:
             self._ephemeral_heat_seen = seen
             eventlet.sleep(0)
@@ -381,3 +386,76 @@ class SQLCacheJSON(CreateEnginePlugin):
     def __init__(self, url, kwargs):
         super().__init__(url, kwargs)
         _apply_once("sql_cache_json", _sql_cache_json)
+
+
+# --- fake_rpc_wakeup ------------------------------------------------------
+#
+# heat-all on transport_url fake:// passes RPC messages (the API to the
+# engine, a stack to its nested stacks) through oslo.messaging's in-process
+# fake driver, whose listeners look at their queues every 50 ms
+# (FakeListener.poll sleeps time.sleep(0.05) when they are empty): each
+# message waits 25 ms on average before an engine picks it up, and every
+# nested stack create or update is one. This lever makes a listener wait
+# on an event that delivering a message sets, with the same 50 ms as the
+# longest wait; the queues, the messages and their order are the driver's.
+
+def _fake_rpc_wakeup():
+    import threading
+    import weakref
+    from oslo_messaging._drivers import base
+    from oslo_messaging._drivers import impl_fake
+
+    listener = impl_fake.FakeListener
+    _require(listener, "poll", ("in_self", "timeout"))  # batch_poll_helper's
+    orig_deliver = _require(impl_fake.FakeExchange, "deliver_message",
+                            ("self", "topic", "ctxt", "message"))
+    _require(base, "batch_poll_helper")
+    _require(impl_fake, "FakeIncomingMessage")
+    names = set(listener.__init__.__code__.co_names)
+    for attr in ("_exchange_manager", "_targets", "_pool", "_stopped"):
+        if attr not in names:
+            raise TypeError("FakeListener has no %s" % attr)
+    events = weakref.WeakSet()
+
+    @base.batch_poll_helper
+    def poll(self, timeout=None):
+        ev = self.__dict__.get("_ephemeral_heat_event")
+        if ev is None:
+            ev = self._ephemeral_heat_event = threading.Event()
+            events.add(ev)
+        deadline = None if timeout is None else time.time() + timeout
+        while not self._stopped.is_set():
+            ev.clear()  # before looking: a message delivered after sets it
+            for target in self._targets:
+                exchange = self._exchange_manager.get_exchange(target.exchange)
+                ctxt, message, reply_q, requeue = exchange.poll(target,
+                                                                self._pool)
+                if message is not None:
+                    return impl_fake.FakeIncomingMessage(ctxt, message,
+                                                         reply_q, requeue)
+            pause = 0.050
+            if deadline is not None:
+                pause = deadline - time.time()
+                if pause < 0:
+                    break
+                pause = min(pause, 0.050)
+            ev.wait(pause)
+        return None
+
+    def deliver_message(self, *args, **kwargs):
+        result = orig_deliver(self, *args, **kwargs)
+        for ev in list(events):
+            ev.set()
+        return result
+
+    listener.poll = poll
+    impl_fake.FakeExchange.deliver_message = deliver_message
+    return None
+
+
+class FakeRPCWakeup(CreateEnginePlugin):
+    """ephemeral_heat_fake_rpc_wakeup: see _fake_rpc_wakeup."""
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        _apply_once("fake_rpc_wakeup", _fake_rpc_wakeup)

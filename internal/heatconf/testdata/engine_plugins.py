@@ -22,7 +22,8 @@ from sqlalchemy import event, text
 
 import ephemeral_heat_engine as ehe
 
-work, ping_plugin, index_plugin, cache_plugin, wakeup_plugin = sys.argv[1:6]
+work, ping_plugin, index_plugin, cache_plugin, wakeup_plugin, rpc_plugin = \
+    sys.argv[1:7]
 out = {}
 
 warnings = []
@@ -141,5 +142,39 @@ other = scheduler.TaskRunner(lambda: None)
 t0 = eventlet.hubs.get_hub().clock()
 other._sleep(0.3)
 out["other_runner_s"] = eventlet.hubs.get_hub().clock() - t0
+
+# fake_rpc_wakeup: calls and casts through the fake driver are answered,
+# in order, with the listener's poll replaced.
+import oslo_messaging as om  # noqa: E402
+from oslo_config import cfg  # noqa: E402
+from oslo_messaging._drivers import impl_fake  # noqa: E402
+stock_poll = impl_fake.FakeListener.poll
+session_statements("plugin=%s" % rpc_plugin)
+out["rpc_poll_replaced"] = impl_fake.FakeListener.poll is not stock_poll
+transport = om.get_rpc_transport(cfg.CONF, url="fake://")
+seen_casts = []
+
+
+class Endpoint(object):
+    def ping(self, ctx, x):
+        return x + 1
+
+    def note(self, ctx, x):
+        seen_casts.append(x)
+
+
+server = om.get_rpc_server(transport, om.Target(topic="t", server="s"),
+                           [Endpoint()], executor="eventlet")
+server.start()
+client = om.get_rpc_client(transport, om.Target(topic="t", server="s"))
+out["rpc_answers"] = [client.call({}, "ping", x=i) for i in range(5)]
+for i in range(3):
+    client.cast({}, "note", x=i)
+with eventlet.Timeout(10, False):
+    while len(seen_casts) < 3:
+        eventlet.sleep(0.01)
+out["rpc_casts"] = seen_casts
+server.stop()
+server.wait()
 
 print(json.dumps(out))
