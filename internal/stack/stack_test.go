@@ -179,6 +179,9 @@ outputs:
 	if err != nil || !out.Changed || !strings.Contains(strings.Join(out.Preview.Other, " "), "elsewhere/deep/role.yaml") {
 		t.Fatalf("check mode after a deep edit: changed=%v %+v %v", out.Changed, out.Preview, err)
 	}
+	if out.Preview.Partial != "" {
+		t.Errorf("check mode: the nested preview should have been shown: %s", out.Preview.Partial)
+	}
 	if stackEvents(t, c, ref, "UPDATE_IN_PROGRESS") != 1 {
 		t.Fatalf("check mode updated the stack")
 	}
@@ -187,6 +190,26 @@ outputs:
 		t.Fatalf("update after a deep edit: %+v %v", out.Stack, err)
 	}
 	noop("after the deep edit")
+
+	// A nested template using list_concat (as every tripleo-heat-templates
+	// tree does; Heat 19's nested preview then fails with 400): check mode
+	// asks for the top stack's preview at once and says the detail is
+	// partial; the change is still named and nothing is updated.
+	write(t, dir, map[string]string{"elsewhere/deep/role.yaml": strings.Replace(nestedYAML, "outputs:\n",
+		"outputs:\n  joined: {value: {list_concat: [[a], [b]]}}\n", 1)})
+	out, err = run(t, c, o)
+	if err != nil || !out.Changed || !strings.Contains(out.Preview.Partial, "list_concat") ||
+		!strings.Contains(strings.Join(out.Preview.Other, " "), "elsewhere/deep/role.yaml") {
+		t.Fatalf("check mode, nested list_concat: changed=%v %+v %v", out.Changed, out.Preview, err)
+	}
+	if stackEvents(t, c, ref, "UPDATE_IN_PROGRESS") != 2 {
+		t.Fatalf("check mode updated the stack")
+	}
+	out, err = run(t, c, base)
+	if err != nil || !out.Changed || out.Stack.Status != "UPDATE_COMPLETE" {
+		t.Fatalf("update with list_concat: %+v %v", out.Stack, err)
+	}
+	noop("after list_concat")
 
 	// Another order of the same environments: b before a.
 	o = base
