@@ -52,7 +52,7 @@ func run() error {
 	computes := flag.Int("computes", 2, "Compute nodes (one Controller)")
 	stock := flag.Bool("stock", false, "TripleO's stock heat.conf instead of ours")
 	without := flag.String("without", "", "comma-separated tuning settings to leave out of ours (names as in internal/tuning)")
-	ops := flag.String("ops", "create,update,delete", "operations to profile, in order")
+	ops := flag.String("ops", "create,update,delete", "operations to profile, in order (create, check: check mode of the update, update, delete)")
 	interval := flag.Duration("interval", 5*time.Millisecond, "sampling interval")
 	jsonOut := flag.String("json", "", "write the profiles (by operation) to this JSON file")
 	pstats := flag.String("cprofile", "", "also run cProfile in heat-all (about twice the CPU) and write its stats to FILE.<operation>.pstats")
@@ -106,6 +106,10 @@ func run() error {
 		want, action := "CREATE_COMPLETE", "CREATE"
 		switch op {
 		case "create":
+		case "check":
+			// Check mode of the update below: nothing changes in Heat.
+			o.CheckMode, want, action = true, "CREATE_COMPLETE", "CHECK"
+			o.EnvironmentFiles = rt.Envs(true)
 		case "update":
 			want, action = "UPDATE_COMPLETE", "UPDATE"
 		case "delete":

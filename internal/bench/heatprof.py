@@ -65,7 +65,8 @@ def _reset():
         t0=time.monotonic(), cpu0=time.clock_gettime(_main_clock),
         ptimes0=os.times(), samples=0, wall=collections.Counter(),
         cpu=collections.Counter(), idle=collections.Counter(),
-        incl=collections.Counter(), self_cpu=collections.Counter(), log=[], sleeps=collections.Counter(),
+        incl=collections.Counter(), self_cpu=collections.Counter(), log=[],
+        sql_s=collections.Counter(), sql_n=collections.Counter(), sleeps=collections.Counter(),
         sleep_s=collections.Counter(), last_t=time.monotonic(),
         last_cpu=time.clock_gettime(_main_clock))
 
@@ -163,9 +164,11 @@ def _sleeping_depth(frame):
 
 
 # Greenthreads that wake up periodically whatever happens (the fake RPC
-# driver's listeners poll their queues every 50 ms): an idle hub is not
-# waiting *for* them, so the reason is the next timer after them.
-POLLERS = ("oslo_messaging/_drivers/impl_fake.py",)
+# driver's listeners poll their queues every 50 ms, also with our
+# fake_rpc_wakeup lever): an idle hub is not waiting *for* them, so the
+# reason is the next timer after them.
+POLLERS = (("oslo_messaging/_drivers/impl_fake.py", "poll"),
+           ("ephemeral_heat_engine.py", "poll"))
 
 
 def _timer_reason(timer):
@@ -183,10 +186,15 @@ def _timer_reason(timer):
         f = frame
         while f is not None:
             fn = f.f_code.co_filename
-            if "/eventlet/" not in fn and "/greenlet/" not in fn:
-                for p in POLLERS:
-                    if fn.endswith(p):
-                        return None
+            for p in POLLERS:
+                if fn.endswith(p[0]) and f.f_code.co_name == p[1]:
+                    return None
+            f = f.f_back
+        f = frame
+        while f is not None:
+            fn = f.f_code.co_filename
+            if ("/eventlet/" not in fn and "/greenlet/" not in fn and
+                    not fn.endswith("threading.py")):
                 return "other sleep in " + _short(f.f_code)
             f = f.f_back
     return "timer " + getattr(cb, "__qualname__", repr(cb))[:80]
@@ -307,6 +315,9 @@ def _write():
         "idle_by_reason": dict(state["idle"]),
         "inclusive_top": state["incl"].most_common(120),
         "self_cpu_top": state["self_cpu"].most_common(80),
+        "sql_top": [[k, v, state["sql_n"][k]] for k, v in state["sql_s"].most_common(40)],
+        "sql_statements": sum(state["sql_n"].values()),
+        "sql_cpu_s": sum(state["sql_s"].values()),
         "sleep_calls_by_depth": {str(k): v for k, v in state["sleeps"].items()},
         "sleep_requested_s_by_depth": {str(k): v for k, v in state["sleep_s"].items()},
         "log": state["log"],
@@ -342,6 +353,25 @@ def _sampler():
                 _sample()
             except Exception:
                 pass
+
+
+def _patch_sql():
+    """Time every SQL statement (cursor execute), by statement text."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    @event.listens_for(Engine, "before_cursor_execute")
+    def before(conn, cursor, statement, parameters, context, executemany):
+        conn.info["heatprof_t0"] = time.thread_time()
+
+    @event.listens_for(Engine, "after_cursor_execute")
+    def after(conn, cursor, statement, parameters, context, executemany):
+        t0 = conn.info.pop("heatprof_t0", None)
+        if t0 is None or not state["on"]:
+            return
+        key = " ".join(statement.split())[:160]
+        state["sql_s"][key] += time.thread_time() - t0
+        state["sql_n"][key] += 1
 
 
 def _patch():
@@ -409,6 +439,7 @@ def main():
     hub_ref["hub"] = eventlet.hubs.get_hub()
     _wrap_hub_wait(hub_ref["hub"])
     _patch()
+    _patch_sql()
     sys.argv[0] = "heat-all"
     sys.exit(heat_all.main())
 

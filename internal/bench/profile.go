@@ -27,10 +27,14 @@ type Profile struct {
 	IntervalS      float64            `json:"interval_s"`
 	WallByCategory map[string]float64 `json:"wall_by_category"`
 	CPUByCategory  map[string]float64 `json:"cpu_by_category"`
-	BusyWallDepth  map[string]float64 `json:"busy_wall_by_depth"`
-	BusyCPUDepth   map[string]float64 `json:"busy_cpu_by_depth"`
 	IdleByReason   map[string]float64 `json:"idle_by_reason"`
 	InclusiveTop   [][2]any           `json:"inclusive_top"`
+	SelfCPUTop     [][2]any           `json:"self_cpu_top"`
+	// SQLTop: statement (first 160 characters), CPU seconds in the cursor
+	// execute, count.
+	SQLTop        [][3]any `json:"sql_top"`
+	SQLStatements int      `json:"sql_statements"`
+	SQLCPUS       float64  `json:"sql_cpu_s"`
 	SleepCalls     map[string]float64 `json:"sleep_calls_by_depth"`
 	SleepRequested map[string]float64 `json:"sleep_requested_s_by_depth"`
 	// Log entries: [t, "stack"|"resource", stack id, depth, name, action,
@@ -298,20 +302,20 @@ func (pr *Profile) WriteReport(w io.Writer, action string) {
 	pct := func(x float64) string { return fmt.Sprintf("%5.1f %%", 100*x/pr.WindowS) }
 	fmt.Fprintf(w, "window %.1f s, %d samples every %.0f ms; heat-all CPU %.1f s (main thread %.1f s)\n\n",
 		pr.WindowS, pr.Samples, pr.IntervalS*1000, pr.ProcessCPUS, pr.MainCPUS)
-	fmt.Fprintln(w, "main thread wall time by what it runs (innermost library), and its CPU time there:")
+	fmt.Fprintln(w, "main thread wall time by what it runs (innermost library; sampled: CPU lands on calls that release the GIL, such as a sqlite execute, more often than they take it), and its CPU time there:")
 	for _, k := range sortedKeys(pr.WallByCategory) {
 		fmt.Fprintf(w, "  %-10s %7.1f s %s   CPU %6.1f s\n", k, pr.WallByCategory[k], pct(pr.WallByCategory[k]), pr.CPUByCategory[k])
 	}
-	fmt.Fprintln(w, "\nidle (in eventlet's hub) by what the hub waits for next:")
+	idle := 0.0
+	for _, v := range pr.IdleByReason {
+		idle += v
+	}
+	fmt.Fprintf(w, "\nidle (in eventlet's hub, every wait timed): %.1f s %s, by what the hub waits for next:\n", idle, pct(idle))
 	for _, k := range sortedKeys(pr.IdleByReason) {
 		if pr.IdleByReason[k] < 0.05 {
 			continue
 		}
 		fmt.Fprintf(w, "  %7.1f s %s  %s\n", pr.IdleByReason[k], pct(pr.IdleByReason[k]), k)
-	}
-	fmt.Fprintln(w, "\nbusy wall time (CPU) by the depth of the stack worked on:")
-	for _, k := range sortedKeys(pr.BusyWallDepth) {
-		fmt.Fprintf(w, "  depth %-5s %7.1f s (%.1f s)\n", k, pr.BusyWallDepth[k], pr.BusyCPUDepth[k])
 	}
 	fmt.Fprintln(w, "\nTaskRunner sleeps by the depth of the sleeping stack (calls, requested seconds, summed over greenthreads):")
 	for _, k := range sortedKeys(pr.SleepCalls) {
@@ -325,6 +329,23 @@ func (pr *Profile) WriteReport(w io.Writer, action string) {
 	fmt.Fprintln(w, "\nthe chain the operation ended on:")
 	for _, l := range pr.CriticalChain(action) {
 		fmt.Fprintln(w, "  "+l)
+	}
+	fmt.Fprintf(w, "\nSQL: %d statements, %.1f s of CPU in the database driver's execute; the costliest (CPU s, count, statement):\n", pr.SQLStatements, pr.SQLCPUS)
+	for i, e := range pr.SQLTop {
+		if i >= 15 {
+			break
+		}
+		sec, _ := e[1].(float64)
+		n, _ := e[2].(float64)
+		fmt.Fprintf(w, "  %6.2f s %6.0f  %s\n", sec, n, e[0])
+	}
+	fmt.Fprintln(w, "\nfunctions heat-all's main thread spent its CPU in (self, top 30):")
+	for i, e := range pr.SelfCPUTop {
+		if i >= 30 {
+			break
+		}
+		s, _ := e[1].(float64)
+		fmt.Fprintf(w, "  %7.2f s  %s\n", s, e[0])
 	}
 	fmt.Fprintln(w, "\nfunctions on the main thread's stack while busy (inclusive wall s, top 60):")
 	for i, e := range pr.InclusiveTop {

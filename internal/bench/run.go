@@ -84,7 +84,7 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 		fmt.Fprintf(env.Log, "== %s\n", g)
 		switch g {
 		case "template_processing":
-			rows = append(rows, TemplateRow(ctx, env, o.Rounds))
+			rows = append(rows, TemplateRows(ctx, env, o.Rounds)...)
 		case "config_download":
 			rows = append(rows, ConfigDownloadRow(ctx, env, o.Rounds))
 		case "db_dump":
