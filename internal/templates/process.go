@@ -31,6 +31,7 @@ package templates
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -71,28 +72,62 @@ type Bundle struct {
 // envPaths (in order: later ones override earlier ones) with everything they
 // reference.
 func Process(templatePath string, envPaths []string) (*Bundle, error) {
+	dir := cacheDir()
+	key := ""
+	if dir != "" {
+		if k, err := cacheKey(templatePath, envPaths); err == nil {
+			key = k
+			if b := cacheLoad(dir, key); b != nil {
+				return b, nil
+			}
+		}
+	}
+	b, inputs, err := process(templatePath, envPaths)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		cacheStore(dir, key, inputs, b)
+	}
+	return b, nil
+}
+
+// process is Process without the cache; it also returns the files it read,
+// by path, with the sha256 of their content.
+func process(templatePath string, envPaths []string) (*Bundle, map[string][32]byte, error) {
+	b, p, err := processUncached(templatePath, envPaths)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, p.inputs(), nil
+}
+
+func processUncached(templatePath string, envPaths []string) (*Bundle, *processor, error) {
 	p := newProcessor()
 	tplURL, err := pathToURL(templatePath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data, err := os.ReadFile(templatePath)
 	if err != nil {
-		return nil, fmt.Errorf("read template: %w", err)
+		return nil, nil, fmt.Errorf("read template: %w", err)
+	}
+	if path, err := urlToPath(tplURL); err == nil {
+		p.read[path] = sha256.Sum256(data)
 	}
 	tpl, err := p.parseTemplate(data, templatePath, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := p.template(tplURL, templatePath, tpl); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	merged, urls, err := p.environments(envPaths)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := p.marshalPending(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return &Bundle{
 		Template:         tpl,
@@ -101,7 +136,7 @@ func Process(templatePath string, envPaths []string) (*Bundle, error) {
 		EnvironmentFiles: urls,
 		Environment:      merged,
 		Hidden:           p.hidden,
-	}, nil
+	}, p, nil
 }
 
 // ProcessEnvironments reads environment files alone, as Process does: the
@@ -134,6 +169,8 @@ type processor struct {
 	// pending are the documents to encode into files (URL order of
 	// processing), with the path for messages.
 	pending []pendingDoc
+	// read holds the files read outside fetch (the top template).
+	read map[string][32]byte
 }
 
 type pendingDoc struct {
@@ -146,6 +183,7 @@ type pendingDoc struct {
 // same URL are loaded separately (an environment is always YAML).
 type load struct {
 	done     chan struct{}
+	path     string
 	data     []byte
 	readErr  error
 	v        any   // the parsed document (valid UTF-8 only)
@@ -154,7 +192,23 @@ type load struct {
 
 func newProcessor() *processor {
 	return &processor{files: map[string]string{}, hidden: map[string]bool{}, loads: map[string]*load{},
-		sem: make(chan struct{}, runtime.GOMAXPROCS(0))}
+		sem: make(chan struct{}, runtime.GOMAXPROCS(0)), read: map[string][32]byte{}}
+}
+
+// inputs are the files read, by path, with the sha256 of their content
+// (after processing: every load has ended).
+func (p *processor) inputs() map[string][32]byte {
+	out := make(map[string][32]byte, len(p.loads)+len(p.read))
+	for path, sum := range p.read {
+		out[path] = sum
+	}
+	for _, l := range p.loads {
+		<-l.done
+		if l.readErr == nil {
+			out[l.path] = sha256.Sum256(l.data)
+		}
+	}
+	return out
 }
 
 // fetch returns the load of the file at URL u (a template reference, or an
@@ -177,6 +231,7 @@ func (p *processor) fetch(u string, env bool) *load {
 			l.readErr = err
 			return
 		}
+		l.path = path
 		if l.data, l.readErr = os.ReadFile(path); l.readErr != nil {
 			return
 		}

@@ -44,12 +44,16 @@ const realTHTBodyDigest = "c658097eefa7012614e943d0d263a51ee6782a7f8468d7de57220
 
 // TestRealTHTBytesUnchanged: processing the real tree sends the same bytes
 // as before (the digest above), and the same bytes however many times it
-// runs (the files are read and parsed concurrently).
+// runs (the files are read and parsed concurrently), from the cache too.
 func TestRealTHTBytesUnchanged(t *testing.T) {
 	w := realTHT(t)
 	envs := deterministicEnvs(w)
 	var first string
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 5; i++ {
+		if i == 3 {
+			// Runs 4 and 5 with the cache: made, then used.
+			t.Setenv(templates.CacheEnv, filepath.Join(t.TempDir(), "cache"))
+		}
 		b, err := templates.Process(w.Template, envs)
 		if err != nil {
 			t.Fatal(err)
@@ -81,10 +85,25 @@ func TestRealTHTBytesUnchanged(t *testing.T) {
 }
 
 // BenchmarkProcessRealTHT processes the real tree and builds the create
-// request body; besides the wall time per run it reports the CPU time of the
-// process per run (cpu-ms/op), which a busy machine disturbs less.
+// request body, as heat_stack does on every run: from the cache (made by a
+// first run), and without it (Cold); besides the wall time per run it
+// reports the CPU time of the process per run (cpu-ms/op), which a busy
+// machine disturbs less.
 func BenchmarkProcessRealTHT(b *testing.B) {
+	b.Setenv(templates.CacheEnv, filepath.Join(b.TempDir(), "cache"))
+	benchmarkProcess(b)
+}
+
+func BenchmarkProcessRealTHTCold(b *testing.B) {
+	b.Setenv(templates.CacheEnv, "off")
+	benchmarkProcess(b)
+}
+
+func benchmarkProcess(b *testing.B) {
 	w := realTHT(b)
+	if _, err := templates.Process(w.Template, w.EnvironmentFiles); err != nil {
+		b.Fatal(err)
+	}
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
 		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
