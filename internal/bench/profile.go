@@ -32,9 +32,9 @@ type Profile struct {
 	SelfCPUTop     [][2]any           `json:"self_cpu_top"`
 	// SQLTop: statement (first 160 characters), CPU seconds in the cursor
 	// execute, count.
-	SQLTop        [][3]any `json:"sql_top"`
-	SQLStatements int      `json:"sql_statements"`
-	SQLCPUS       float64  `json:"sql_cpu_s"`
+	SQLTop         [][3]any           `json:"sql_top"`
+	SQLStatements  int                `json:"sql_statements"`
+	SQLCPUS        float64            `json:"sql_cpu_s"`
 	SleepCalls     map[string]float64 `json:"sleep_calls_by_depth"`
 	SleepRequested map[string]float64 `json:"sleep_requested_s_by_depth"`
 	// Log entries: [t, "stack"|"resource", stack id, depth, name, action,
