@@ -13,6 +13,10 @@ COLL_DIR     := collection
 COLL_PATH    := $(CURDIR)/.collections
 DIST         := dist
 VERSION      := $(shell awk '/^version:/{print $$2}' galaxy.yml)
+# The oldest Go that builds this project: go.mod's go line (README says the same; make lint checks).
+GO_MIN       := $(shell awk '/^go /{print $$2}' go.mod)
+# What the collection tarball holds besides collection/ (make stage).
+STAGE_FILES  := galaxy.yml README.md LICENSE CHANGELOG.rst changelogs
 TARBALL      := $(DIST)/ephemeral-heat-$(VERSION).tar.gz
 export ANSIBLE_COLLECTIONS_PATH := $(COLL_PATH)
 # The podman bindings build without cgo only with these tags: every go command gets them.
@@ -23,7 +27,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 # this host allows; see README "Container and pod Heat".
 export CONTAINERS_CONF ?= $(CURDIR)/scripts/containers.conf
 
-.PHONY: help deps heat-image build build-all collection install test integration demo lint fmt vet clean bench
+.PHONY: help deps check-go heat-image build build-all stage collection install test integration demo lint sanity changelog fmt vet clean bench sanity-run
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -34,7 +38,16 @@ deps: ## install every Debian package the project needs (sudo when not root)
 heat-image: deps ## build localhost/ephemeral-heat:<heat version> for heat_type container/pod (Debian packages only, ~2.5 min)
 	@scripts/build-heat-image.sh
 
-build: ## static linux/$(GOARCH) module binaries into collection/plugins/modules/
+check-go: ## fail with what to do when the Go found is older than go.mod's
+	@v=$$($(GO) env GOVERSION 2>/dev/null) || v=; v=$${v#go}; \
+	if [ -z "$$v" ] || [ "$$(printf '%s\n%s\n' "$(GO_MIN)" "$$v" | sort -V | head -n1)" != "$(GO_MIN)" ]; then \
+	  echo "This project needs Go $(GO_MIN) or newer (go.mod); found: $$($(GO) version 2>&1 | head -n1)." >&2; \
+	  echo "Install Go $(GO_MIN)+ from https://go.dev/dl/ into /usr/local/go (this Makefile puts /usr/local/go/bin first on PATH)," >&2; \
+	  echo "or, with Go 1.21 or newer, run with GOTOOLCHAIN=auto so that go fetches go$(GO_MIN) through the module proxy." >&2; \
+	  exit 1; \
+	fi
+
+build: check-go ## static linux/$(GOARCH) module binaries into collection/plugins/modules/
 	@for m in $(MODULES); do \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH) $(GO) build $(BUILD_FLAGS) -o $(COLL_DIR)/plugins/modules/$$m ./modules/$$m || exit 1; \
 	done
@@ -48,32 +61,74 @@ build-all: ## linux/amd64 binaries, plus linux/arm64 ones in build/arm64/
 	done
 	@echo "built $(MODULES) for linux/arm64 into build/arm64/"
 
-collection: build ## ansible-galaxy collection build into dist/
-	@rm -rf build/stage && mkdir -p build/stage $(DIST)
+stage: build ## the collection's files in build/stage/ (collection/ plus $(STAGE_FILES))
+	@rm -rf build/stage && mkdir -p build/stage
 	@cp -a $(COLL_DIR)/. build/stage/
-	@cp galaxy.yml README.md build/stage/
+	@cp -a $(STAGE_FILES) build/stage/
+
+collection: stage ## ansible-galaxy collection build into dist/
+	@mkdir -p $(DIST)
 	@ansible-galaxy collection build --force --output-path $(DIST) build/stage >/dev/null
 	@echo "collection: $(TARBALL)"
 
-install: collection ## install the built collection into .collections/ (ansible.cfg points there)
+install: collection ## install the tarball into .collections/ (what the integration tests and molecule use)
 	@ansible-galaxy collection install --force -p $(COLL_PATH) $(TARBALL) >/dev/null
 	@echo "installed ephemeral.heat $(VERSION) into $(COLL_PATH)"
 
 test: deps install lint ## the whole suite: deps, build, lint, unit and integration tests against real Heat
 	$(GO) test -count=1 -timeout 60m -p 1 ./...
 
-bench: deps ## benchmarks vs baselines, same run (~45 min): bench/results.md and bench/results.json; BENCH_ARGS='-only launch'
+bench: deps check-go ## benchmarks vs baselines, same run (~45 min): bench/results.md and bench/results.json; BENCH_ARGS='-only launch'
 	$(GO) run ./bench/runner $(BENCH_ARGS)
 
 demo: deps install ## launch native Heat, list stacks through openstack, stop it
 	@scripts/demo.sh
 
-lint: ## gofmt, go vet, ansible-lint (playbooks, roles, molecule scenarios)
+lint: check-go stage ## gofmt, go vet (both ways), go mod tidy, changelog, README's Go, ansible-lint, make sanity
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	@# what a plain `go vet ./...` sees: cgo on, no tags (make deps installs the C headers)
 	CGO_ENABLED=1 GOFLAGS= $(GO) vet ./...
-	ansible-lint --nocolor collection/playbooks collection/roles playbooks molecule
+	@# go.mod and go.sum as `go mod tidy` leaves them (direct dependencies listed as direct)
+	$(GO) mod tidy -diff
+	$(GO) run ./tools/changelog -check
+	@grep -q "Go ≥ $(GO_MIN) " README.md || { echo "README.md must say Go ≥ $(GO_MIN) (go.mod's go line)"; exit 1; }
+	@# at the root, as a user runs it: ansible.cfg resolves ephemeral.heat to this checkout
+	env -u ANSIBLE_COLLECTIONS_PATH ansible-lint --nocolor
+	@$(MAKE) --no-print-directory sanity-run
+
+# ansible-test sanity tests skipped by `make sanity`, each because it builds a venv and
+# fetches pip (and its requirements) from the internet; what covers each instead:
+# yamllint: scripts/sanity.sh runs ansible-test's own yamllinter.py and configs with
+#   Debian's yamllint, on the YAML files and the sidecar docs' EXAMPLES.
+SANITY_SKIP := yamllint
+# runtime-metadata: scripts/sanity.sh runs ansible-test's own runtime-metadata.py with
+#   Debian's python3-voluptuous on meta/runtime.yml.
+SANITY_SKIP += runtime-metadata
+# import: imports Python modules and module_utils; the collection has none (binary modules).
+SANITY_SKIP += import
+# validate-modules: ansible-core 2.14 reads modules as Python text and does not check
+#   binary ones; modules/*/main_test.go check each sidecar against the module's spec and
+#   tests/integration TestHelpMatchesDocs the --help of every built binary.
+SANITY_SKIP += validate-modules
+# pep8: on the Python files (the doc fragment); scripts/sanity.sh runs Debian's pycodestyle
+#   with ansible-test's own settings (its ignore list, lines up to 160).
+SANITY_SKIP += pep8
+# pylint: on the Python files, which are the doc fragment's documentation strings alone;
+#   ansible-test's compile test (run) and the pep8 cover above check them.
+SANITY_SKIP += pylint
+# changelog: antsibull-changelog lint; `make lint` runs tools/changelog -check, which
+#   validates changelog.yaml and the fragments and that CHANGELOG.rst is up to date.
+SANITY_SKIP += changelog
+
+sanity: stage ## ansible-test sanity --local on the staged collection, offline (skips and their cover: Makefile)
+	@$(MAKE) --no-print-directory sanity-run
+
+sanity-run:
+	@SANITY_SKIP="$(SANITY_SKIP)" scripts/sanity.sh build/stage
+
+changelog: check-go ## CHANGELOG.rst from changelogs/ (releases galaxy.yml's version first if it is new and fragments wait)
+	$(GO) run ./tools/changelog
 
 clean: ## remove build outputs
 	rm -rf build dist .collections

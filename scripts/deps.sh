@@ -10,6 +10,9 @@ packages=(
   python3-jinja2 python3-yaml python3-six
   mariadb-server mariadb-client
   podman runc catatonit debootstrap
+  # make sanity: ansible-test's yamllint and runtime-metadata checks run with
+  # Debian's yamllint and voluptuous (offline); its sanity venvs need venv.
+  yamllint python3-voluptuous python3-venv python3-pycodestyle
   # C headers of the podman bindings' cgo dependencies: a plain `go vet ./...`
   # or `go build ./...` (cgo on, no build tags) compiles too. The Makefile's
   # tags build without them (CGO_ENABLED=0, static binaries).
@@ -39,6 +42,7 @@ else
   $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
-  echo "deps: Go is missing: install Go 1.22 or newer into /usr/local/go" >&2
+  go_min=$(awk '/^go /{print $2}' "$(dirname "$0")/../go.mod")
+  echo "deps: Go is missing: install Go $go_min or newer (go.mod) from https://go.dev/dl/ into /usr/local/go" >&2
   exit 1
 fi

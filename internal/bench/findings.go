@@ -58,7 +58,7 @@ about 4,700 connections for test (b). No heat.conf or oslo.db option picks
 the pool class (oslo.db only replaces SingletonThreadPool, for :memory:),
 but [database] connection_parameters reaches the SQLAlchemy URL, and a URL
 may name a SQLAlchemy engine plugin (the CreateEnginePlugin hook, found
-through a Python entry point). Our plugin (internal/heatconf/python/, 40
+through a Python entry point). Our plugin (internal/heatdir/python/, 40
 lines, written into the heat_dir by the launcher) sets a QueuePool with no
 overflow limit, as SQLAlchemy 2.0 does by default for sqlite files, and
 leaves every other database alone. Exploration, three interleaved pairs:
@@ -67,7 +67,7 @@ without 14.5, 13.1, 13.3 s (CPU 10.4, 9.6, 10.0 s). Heat itself is
 unchanged: same statements, same transactions, same locking (each session
 still has its own connection, as with NullPool; a connection goes back to
 the pool only after its transaction ended, and the pool rolls back
-whatever it gets back). A test (internal/heatconf) checks the pool the
+whatever it gets back). A test (internal/heatdir) checks the pool the
 plugin gives under oslo.db, and internal/launch that heat-all keeps its
 database open between requests.
 

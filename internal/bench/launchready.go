@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/tuning"
 )
@@ -58,21 +59,21 @@ func launchBare(ctx context.Context, base string) (time.Duration, error) {
 	}
 	defer os.RemoveAll(dir)
 	start := time.Now()
-	if err := os.MkdirAll(filepath.Join(dir, heatconf.LogDir), 0o700); err != nil {
+	hd, err := heatdir.At(dir)
+	if err != nil {
 		return 0, err
 	}
-	cfg := heatconf.Config{Dir: dir, BindHost: "127.0.0.1", APIPort: port, Database: "sqlite:///" + filepath.Join(dir, launch.SQLiteFile),
-		Now: time.Now(), Extra: tuning.Merged(), PythonPath: filepath.Join(dir, heatconf.PythonDir)}
-	for name, data := range cfg.Files() {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			return 0, err
-		}
-	}
-	if err := heatconf.WritePythonFiles(dir); err != nil {
+	if err := hd.EnsureSub(heatdir.LogDir); err != nil {
 		return 0, err
 	}
-	env := heatconf.PythonEnv(os.Environ(), cfg.PythonPath)
-	conf := filepath.Join(dir, heatconf.HeatConf)
+	cfg := heatdir.Config{Dir: dir, BindHost: "127.0.0.1", APIPort: port,
+		Database: heatdb.DB{Kind: heatdb.SQLite, Path: hd.File(heatdir.SQLiteFile)},
+		Now:      time.Now(), Extra: tuning.Merged(), PythonPath: hd.File(heatdir.PythonDir)}
+	if err := hd.WriteConfig(cfg); err != nil {
+		return 0, err
+	}
+	env := heatdir.PythonEnv(os.Environ(), cfg.PythonPath)
+	conf := hd.File(heatdir.HeatConf)
 	sync := exec.CommandContext(ctx, "heat-manage", "--config-file", conf, "db_sync")
 	sync.Env = env
 	if out, err := sync.CombinedOutput(); err != nil {
@@ -88,14 +89,10 @@ func launchBare(ctx context.Context, base string) (time.Duration, error) {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	}()
-	url := cfg.Endpoint() + "/stacks"
 	deadline := time.Now().Add(180 * time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if resp, err := http.Get(url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return time.Since(start), nil
-			}
+		if backend.APIAnswers(ctx, cfg.Endpoint()) == nil {
+			return time.Since(start), nil
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/podheat"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/podheat"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/dbdump"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
 )
 
 // Compression choices.
@@ -55,6 +55,8 @@ type Result struct {
 	Removed []string // wiped database items
 	Rotated []string // older dumps removed by rotation
 	Backup  string   // restore: the safety dump of the replaced database
+	// CopiedFrom is where a tripleoclient dump was copied into heat_dir from.
+	CopiedFrom string
 }
 
 func (o *DumpOptions) defaults() {
@@ -76,12 +78,12 @@ func (o *DumpOptions) defaults() {
 }
 
 // registerSecrets masks the database password in results.
-func registerSecrets(t dbdump.Target, secret func(string)) {
-	if t.Kind == dbdump.KindMySQL {
-		if c, err := mysql.ParseDSN(t.DSN); err == nil {
+func registerSecrets(t heatdb.DB, secret func(string)) {
+	if t.Kind == heatdb.MySQL {
+		if c, err := mysql.ParseDSN(t.DSN()); err == nil {
 			secret(c.Passwd)
 		}
-		secret(t.DSN)
+		secret(t.DSN())
 	}
 }
 
@@ -138,7 +140,7 @@ var stepHook = func(step string) {}
 // Dump writes a verified dump of heat_dir's database and optionally wipes it.
 func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 	o.defaults()
-	t, err := Target(o.HeatDir)
+	t, err := target(o.HeatDir)
 	if err != nil {
 		return Result{}, err
 	}
@@ -147,17 +149,17 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 	if o.Dest != "" {
 		dir = filepath.Dir(o.Dest)
 	}
-	exists, err := Exists(ctx, t)
-	gone := errors.Is(err, ErrNoAccess)
+	exists, err := heatdb.HasData(ctx, t)
+	gone := errors.Is(err, heatdb.ErrNoAccess)
 	if err != nil && !gone {
 		return Result{}, err
 	}
 	if !exists {
 		// Already dumped and wiped: report the newest dump, change nothing.
 		if prev, _ := List(dir); len(prev) > 0 {
-			r := Result{Path: prev[0], Msg: fmt.Sprintf("the database %s is already gone; the newest dump is %s", Describe(t), prev[0])}
+			r := Result{Path: prev[0], Msg: fmt.Sprintf("the database %s is already gone; the newest dump is %s", t, prev[0])}
 			if gone {
-				r.Msg = fmt.Sprintf("Heat's database user is gone (wiped?), so %s is taken as gone; the newest dump is %s", Describe(t), prev[0])
+				r.Msg = fmt.Sprintf("Heat's database user is gone (wiped?), so %s is taken as gone; the newest dump is %s", t, prev[0])
 			}
 			if m, _ := ReadManifest(prev[0]); m != nil {
 				r.SHA256, r.Size, r.Tables, r.Rows, r.Stacks = m.SHA256, m.Size, m.Tables, m.Rows, m.Stacks
@@ -167,10 +169,10 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 		if gone {
 			return Result{}, err
 		}
-		return Result{}, fmt.Errorf("the database %s does not exist and %s holds no dump: launch Heat (ephemeral_heat_launch) before dumping", Describe(t), dir)
+		return Result{}, fmt.Errorf("the database %s does not exist and %s holds no dump: launch Heat (ephemeral_heat_launch) before dumping", t, dir)
 	}
 	if o.CheckMode {
-		r := Result{Changed: true, Path: o.Dest, Msg: "would dump " + Describe(t)}
+		r := Result{Changed: true, Path: o.Dest, Msg: "would dump " + t.String()}
 		if r.Path == "" {
 			r.Path = newDumpPath(dir, o.Now(), o.Compress)
 		}
@@ -200,7 +202,7 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 
 	if o.Wipe {
 		if o.WipeFunc == nil {
-			return r, fmt.Errorf("wipe requested but no way to drop %s was given", Describe(t))
+			return r, fmt.Errorf("wipe requested but no way to drop %s was given", t)
 		}
 		removed, err := o.WipeFunc(ctx)
 		r.Removed = removed
@@ -216,14 +218,14 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 
 // writeDump writes, verifies and publishes one dump of t into dir (see the
 // order above), unless its content equals the newest dump's there.
-func writeDump(ctx context.Context, o DumpOptions, t dbdump.Target, dir string) (Result, error) {
+func writeDump(ctx context.Context, o DumpOptions, t heatdb.DB, dir string) (Result, error) {
 	base := Prefix + "new"
 	if o.Dest != "" {
 		base = filepath.Base(o.Dest)
 	}
 	pending, err := fsutil.NewPending(dir, base, fsutil.SecretFileMode)
 	if err != nil {
-		return Result{}, fmt.Errorf("dumping %s: %w", Describe(t), err)
+		return Result{}, fmt.Errorf("dumping %s: %w", t, err)
 	}
 	defer pending.Discard()
 	stepHook("created")
@@ -245,7 +247,7 @@ func writeDump(ctx context.Context, o DumpOptions, t dbdump.Target, dir string) 
 		err = pending.Sync()
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("dumping %s: %w", Describe(t), err)
+		return Result{}, fmt.Errorf("dumping %s: %w", t, err)
 	}
 	stepHook("written")
 	sum := hex.EncodeToString(fileHash.Sum(nil))
@@ -253,10 +255,10 @@ func writeDump(ctx context.Context, o DumpOptions, t dbdump.Target, dir string) 
 	// Verify what is on disk before anything relies on it.
 	size, err := verifyFile(pending.File(), sum, content.Sum())
 	if err != nil {
-		return Result{}, fmt.Errorf("verifying the dump of %s: %w", Describe(t), err)
+		return Result{}, fmt.Errorf("verifying the dump of %s: %w", t, err)
 	}
 	stepHook("verified")
-	stacks, err := ListStacks(ctx, t)
+	stacks, err := heatdb.ListStacks(ctx, t)
 	if err != nil {
 		return Result{}, err
 	}
@@ -282,7 +284,7 @@ func writeDump(ctx context.Context, o DumpOptions, t dbdump.Target, dir string) 
 		return Result{}, err
 	}
 	r.Path = path
-	m := Manifest{Format: 1, Created: o.Now().UTC(), Database: string(t.Kind), Source: Describe(t), Compress: o.Compress,
+	m := Manifest{Format: 1, Created: o.Now().UTC(), Database: string(t.Kind), Source: t.String(), Compress: o.Compress,
 		Size: size, SHA256: sum, SQLSHA256: content.Sum(), Tables: stats.Tables, Rows: stats.Rows,
 		TableRows: stats.TableRows, Stacks: stacks}
 	if err := writeSidecars(path, m); err != nil {
@@ -292,10 +294,10 @@ func writeDump(ctx context.Context, o DumpOptions, t dbdump.Target, dir string) 
 	if err := pending.Publish(path); err != nil {
 		os.Remove(path + SumSuffix)
 		os.Remove(path + ManifestSuff)
-		return r, fmt.Errorf("dumping %s: %w", Describe(t), err)
+		return r, fmt.Errorf("dumping %s: %w", t, err)
 	}
 	stepHook("published")
-	r.Msg = fmt.Sprintf("dumped %s to %s (%d tables, %d rows, %d stacks)", Describe(t), path, stats.Tables, stats.Rows, len(stacks))
+	r.Msg = fmt.Sprintf("dumped %s to %s (%d tables, %d rows, %d stacks)", t, path, stats.Tables, stats.Rows, len(stacks))
 	if o.Dest == "" {
 		rotated, err := rotate(dir, o.Keep)
 		r.Rotated = rotated

@@ -2,7 +2,8 @@
 // timestamped, optionally gzip-compressed SQL files written atomically with
 // mode 0600, a sha256 file and a manifest (tables, rows, stacks) beside each,
 // rotation of older dumps, verification before a wipe, and restore of the
-// newest (or a given) dump into the database heat.conf names.
+// newest (or a given) dump into the database heat.conf names; restore also
+// adopts the dumps python-tripleoclient leaves (tripleo.go).
 package dumps
 
 import (
@@ -11,7 +12,6 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -23,13 +23,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
-
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dbdump"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 )
 
 // Dump file naming inside heat_dir: Prefix + UTC time in StampLayout +
@@ -47,11 +45,7 @@ const (
 )
 
 // Stack is a top-level stack a dump holds.
-type Stack struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Status string `json:"status"`
-}
+type Stack = heatdb.Stack
 
 // Manifest describes a dump; it is written beside it as NAME.manifest.json.
 type Manifest struct {
@@ -69,115 +63,14 @@ type Manifest struct {
 	Stacks    []Stack          `json:"stacks"`
 }
 
-// HostConnectionKey is the heat.conf [database] option holding the URL by
-// which the host reaches Heat's database when Heat itself reaches it by
-// another (the pod's own MariaDB, published on the host's loopback). Heat
-// ignores it; Target prefers it.
-const HostConnectionKey = "host_connection"
-
-// Target reads heat.conf in heatDir and returns its database, as the host
-// reaches it: [database] host_connection when present, else connection.
-func Target(heatDir string) (dbdump.Target, error) {
-	p := filepath.Join(heatDir, heatconf.HeatConf)
-	ini, err := heatconf.ReadINI(p)
+// target is the database heat_dir's heat.conf names, as the host reaches it.
+func target(heatDir string) (heatdb.DB, error) {
+	d, err := heatdir.At(heatDir)
 	if err != nil {
-		return dbdump.Target{}, fmt.Errorf("finding Heat's database: %w (is %s a heat_dir written by ephemeral_heat_launch?)", err, heatDir)
+		return heatdb.DB{}, err
 	}
-	key := HostConnectionKey
-	conn := ini.Get("database", key)
-	if conn == "" {
-		key = "connection"
-		conn = ini.Get("database", key)
-	}
-	if conn == "" {
-		return dbdump.Target{}, fmt.Errorf("%s has no [database] connection", p)
-	}
-	t, err := dbdump.ParseHeatConnection(conn)
-	if err != nil {
-		return dbdump.Target{}, fmt.Errorf("%s [database] %s: %w", p, key, err)
-	}
-	return t, nil
-}
-
-// Describe names a target without credentials.
-func Describe(t dbdump.Target) string {
-	if t.Kind == dbdump.KindSQLite {
-		return t.Path
-	}
-	return fmt.Sprintf("mysql://%s@%s/%s", t.User, t.Addr, t.Database)
-}
-
-// Exists reports whether the target database exists and is not empty.
-func Exists(ctx context.Context, t dbdump.Target) (bool, error) {
-	if t.Kind == dbdump.KindSQLite {
-		st, err := os.Stat(t.Path)
-		if os.IsNotExist(err) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		return st.Size() > 0, nil
-	}
-	db, err := sql.Open("mysql", t.DSN)
-	if err != nil {
-		return false, err
-	}
-	defer db.Close()
-	err = db.PingContext(ctx)
-	if err != nil {
-		// Unknown database (1049) means it is gone; a refused login (1045)
-		// usually means a wipe dropped Heat's user with it.
-		if strings.Contains(err.Error(), "1049") {
-			return false, nil
-		}
-		if strings.Contains(err.Error(), "1045") {
-			return false, fmt.Errorf("%w: connecting to %s: %v", ErrNoAccess, Describe(t), err)
-		}
-		if errors.Is(err, syscall.ECONNREFUSED) {
-			return false, fmt.Errorf("connecting to %s: %w: the database server is not running. A pod's own MariaDB runs only "+
-				"while its Heat runs: start Heat first (ephemeral_heat_launch state: started; the pod's data is kept in the "+
-				"heat_dir), then dump or restore; an external MySQL must be started by whoever runs it", Describe(t), err)
-		}
-		return false, fmt.Errorf("connecting to %s: %w", Describe(t), err)
-	}
-	// A database without tables holds nothing to dump or to keep.
-	var n int
-	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()").Scan(&n); err != nil {
-		return false, fmt.Errorf("counting tables in %s: %w", Describe(t), err)
-	}
-	return n > 0, nil
-}
-
-// ListStacks reads the live top-level stacks from the database.
-func ListStacks(ctx context.Context, t dbdump.Target) ([]Stack, error) {
-	var db *sql.DB
-	var err error
-	if t.Kind == dbdump.KindSQLite {
-		db, err = sql.Open("sqlite", "file:"+t.Path+"?mode=ro")
-	} else {
-		db, err = sql.Open("mysql", t.DSN)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	rows, err := db.QueryContext(ctx, "SELECT id, name, action, status FROM stack WHERE deleted_at IS NULL AND owner_id IS NULL ORDER BY name, id")
-	if err != nil {
-		return nil, fmt.Errorf("listing stacks in %s: %w", Describe(t), err)
-	}
-	defer rows.Close()
-	out := []Stack{}
-	for rows.Next() {
-		var s Stack
-		var action, status sql.NullString
-		if err := rows.Scan(&s.ID, &s.Name, &action, &status); err != nil {
-			return nil, fmt.Errorf("listing stacks in %s: %w", Describe(t), err)
-		}
-		s.Status = action.String + "_" + status.String
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	db, err := d.Database()
+	return db.DB, err
 }
 
 // contentHasher hashes SQL text without its "--" comment lines, which carry
@@ -223,15 +116,15 @@ func (c *contentHasher) Write(p []byte) (int, error) {
 func (c *contentHasher) Sum() string { return hex.EncodeToString(c.h.Sum(nil)) }
 
 // dumpTo streams the database as SQL into w.
-func dumpTo(ctx context.Context, t dbdump.Target, w io.Writer) (dbdump.Stats, error) {
-	if t.Kind == dbdump.KindSQLite {
+func dumpTo(ctx context.Context, t heatdb.DB, w io.Writer) (dbdump.Stats, error) {
+	if t.Kind == heatdb.SQLite {
 		return dbdump.DumpSQLite(ctx, t.Path, w)
 	}
-	return dbdump.DumpMySQL(ctx, t.DSN, w)
+	return dbdump.DumpMySQL(ctx, t.DSN(), w)
 }
 
 // ContentHash dumps the database to a hash only (no file).
-func ContentHash(ctx context.Context, t dbdump.Target) (string, error) {
+func ContentHash(ctx context.Context, t heatdb.DB) (string, error) {
 	h := newContentHasher()
 	if _, err := dumpTo(ctx, t, h); err != nil {
 		return "", err
@@ -378,10 +271,6 @@ func VerifyChecksum(dumpPath string) (string, error) {
 }
 
 var errNoChecksum = errors.New("no checksum file")
-
-// ErrNoAccess means the database refused Heat's credentials: its user was
-// dropped (by a wipe) or its password changed.
-var ErrNoAccess = errors.New("the database refused Heat's credentials")
 
 // openSQL opens a dump for reading, decompressing gzip (detected by its magic bytes).
 func openSQL(path string) (io.Reader, func() error, error) {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 )
 
 // Every step at which a dump can be killed, in the order Dump reaches them.
@@ -62,7 +62,7 @@ func sqliteHeatDir(t *testing.T) string {
 		}
 	}
 	conf := fmt.Sprintf("[database]\nconnection = sqlite:///%s\n", dbPath)
-	if err := os.WriteFile(filepath.Join(dir, heatconf.HeatConf), []byte(conf), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, heatdir.HeatConf), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -144,7 +144,7 @@ func TestKilledDumpAtEveryStep(t *testing.T) {
 			// The previous dump restores into a fresh database.
 			other := t.TempDir()
 			conf := fmt.Sprintf("[database]\nconnection = sqlite:///%s\n", filepath.Join(other, "heat.sqlite"))
-			os.WriteFile(filepath.Join(other, heatconf.HeatConf), []byte(conf), 0o600)
+			os.WriteFile(filepath.Join(other, heatdir.HeatConf), []byte(conf), 0o600)
 			rr, err := Restore(context.Background(), RestoreOptions{HeatDir: other, Dump: prev.Path})
 			if err != nil || len(rr.Stacks) != 1 || rr.Stacks[0].Name != "overcloud" {
 				t.Fatalf("killed at %s: the previous dump does not restore: %+v %v", step, rr, err)

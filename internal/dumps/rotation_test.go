@@ -14,7 +14,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 )
 
 // fakeHeatDir makes a heat_dir whose heat.conf names a sqlite database with
@@ -46,7 +46,7 @@ func fakeHeatDir(t *testing.T, fillerBytes int) string {
 	}
 	tx.Commit()
 	conf := fmt.Sprintf("[database]\nconnection = sqlite:///%s\n", dbPath)
-	os.WriteFile(filepath.Join(dir, heatconf.HeatConf), []byte(conf), 0o600)
+	os.WriteFile(filepath.Join(dir, heatdir.HeatConf), []byte(conf), 0o600)
 	return dir
 }
 

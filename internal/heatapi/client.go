@@ -179,7 +179,7 @@ func toAPIError(method, u string, err error) error {
 
 // do sends one request. body is nil, []byte (sent as is) or a value encoded
 // as JSON. The answer is decoded into out (numbers kept as json.Number) when
-// out is not nil.
+// out is not nil; an out of type *[]byte gets the answer as it came.
 func (c *Client) do(ctx context.Context, method, u string, body any, out any, ok ...int) (*http.Response, error) {
 	opts := &gophercloud.RequestOpts{OkCodes: ok, KeepResponseBody: true,
 		MoreHeaders: map[string]string{"Accept": "application/json"}}
@@ -199,6 +199,10 @@ func (c *Client) do(ctx context.Context, method, u string, body any, out any, ok
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return resp, fmt.Errorf("%s %s: reading the answer: %w", method, u, err)
+	}
+	if raw, ok := out.(*[]byte); ok {
+		*raw = data
+		return resp, nil
 	}
 	if out != nil && resp.StatusCode/100 == 2 && len(bytes.TrimSpace(data)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(data))
@@ -416,13 +420,16 @@ func (c *Client) PreviewUpdate(ctx context.Context, ref StackRef, body []byte, p
 	if showNested {
 		q = url.Values{"show_nested": {"true"}}
 	}
-	var out struct {
-		Changes UpdatePreview `json:"resource_changes"`
-	}
-	if _, err := c.do(ctx, method, c.url(ref.path("preview"), q), body, &out, 200); err != nil {
+	u := c.url(ref.path("preview"), q)
+	var data []byte
+	if _, err := c.do(ctx, method, u, body, &data, 200); err != nil {
 		return nil, err
 	}
-	return &out.Changes, nil
+	p, err := decodeUpdatePreview(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, u, err)
+	}
+	return p, nil
 }
 
 // StackPreview is the answer of POST /stacks/preview: the stack as it would
@@ -436,42 +443,14 @@ type StackPreview struct {
 // PreviewCreate asks Heat what creating a stack with body (which names a
 // stack_name that must not exist) would do; nothing is created.
 func (c *Client) PreviewCreate(ctx context.Context, body []byte) (*StackPreview, error) {
-	var out struct {
-		Stack struct {
-			Stack
-			Resources []json.RawMessage `json:"resources"`
-		} `json:"stack"`
-	}
-	if _, err := c.do(ctx, "POST", c.url([]string{"stacks", "preview"}, nil), body, &out, 200); err != nil {
+	u := c.url([]string{"stacks", "preview"}, nil)
+	var data []byte
+	if _, err := c.do(ctx, "POST", u, body, &data, 200); err != nil {
 		return nil, err
 	}
-	p := &StackPreview{Stack: out.Stack.Stack}
-	var walk func(raw json.RawMessage) error
-	walk = func(raw json.RawMessage) error {
-		raw = bytes.TrimSpace(raw)
-		if len(raw) > 0 && raw[0] == '[' {
-			var list []json.RawMessage
-			if err := json.Unmarshal(raw, &list); err != nil {
-				return err
-			}
-			for _, e := range list {
-				if err := walk(e); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		var r PreviewResource
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return err
-		}
-		p.Resources = append(p.Resources, r)
-		return nil
-	}
-	for _, r := range out.Stack.Resources {
-		if err := walk(r); err != nil {
-			return nil, fmt.Errorf("POST /stacks/preview: unexpected resource in the answer: %w", err)
-		}
+	p, err := decodeStackPreview(data)
+	if err != nil {
+		return nil, fmt.Errorf("POST %s: %w", u, err)
 	}
 	return p, nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"gopkg.in/yaml.v3"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 )
 
 // Cloud is the part of one clouds.yaml cloud this client uses.
@@ -108,11 +108,11 @@ func LoadCloud(name string, paths ...string) (*Cloud, string, error) {
 // NewFromHeatDir returns a client of the ephemeral Heat launched in dir,
 // from the clouds.yaml the launcher wrote there.
 func NewFromHeatDir(dir string) (*Client, error) {
-	p := filepath.Join(dir, heatconf.CloudsYAML)
+	p := filepath.Join(dir, heatdir.CloudsYAML)
 	if _, err := os.Stat(p); err != nil {
-		return nil, fmt.Errorf("heat_dir %s has no %s: launch an ephemeral Heat there first (ephemeral.heat.ephemeral_heat_launch): %v", dir, heatconf.CloudsYAML, err)
+		return nil, fmt.Errorf("heat_dir %s has no %s: launch an ephemeral Heat there first (ephemeral.heat.ephemeral_heat_launch): %v", dir, heatdir.CloudsYAML, err)
 	}
-	c, _, err := LoadCloud(heatconf.CloudName, p)
+	c, _, err := LoadCloud(heatdir.CloudName, p)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func NewFromHeatDir(dir string) (*Client, error) {
 		ep = c.Auth.Endpoint
 	}
 	if ep == "" {
-		return nil, fmt.Errorf("%s: cloud %q has neither auth.endpoint nor orchestration_endpoint_override", p, heatconf.CloudName)
+		return nil, fmt.Errorf("%s: cloud %q has neither auth.endpoint nor orchestration_endpoint_override", p, heatdir.CloudName)
 	}
 	return NewNoAuth(ep)
 }

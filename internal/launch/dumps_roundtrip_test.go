@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
@@ -46,13 +48,22 @@ func TestDumpWipeRestoreRoundTrip(t *testing.T) {
 			id := heattest.CreateGroupStack(t, out.Endpoint, "overcloud")
 			before := heattest.Snapshot(t, out.Endpoint, "overcloud", id)
 
-			target, err := dumps.Target(dir)
+			hd, err := heatdir.At(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
+			target, err := hd.Database()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var admin *heatdb.DB
+			if o.DatabaseURL != "" {
+				a, _ := heatdb.ParseAdmin(o.DatabaseURL)
+				admin = &a
+			}
 			r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 5, Wipe: true,
 				WipeFunc: func(ctx context.Context) ([]string, error) {
-					return launch.RemoveDatabase(ctx, dir, o.DatabaseURL, t.Logf, func(string) {})
+					return hd.DropDatabase(ctx, admin, t.Logf)
 				}})
 			if err != nil {
 				t.Fatal(err)
@@ -66,7 +77,7 @@ func TestDumpWipeRestoreRoundTrip(t *testing.T) {
 					t.Fatalf("%s: %v mode %v", p, err, st)
 				}
 			}
-			if exists, err := dumps.Exists(context.Background(), target); (err != nil && !errors.Is(err, dumps.ErrNoAccess)) || exists {
+			if exists, err := heatdb.HasData(context.Background(), target.DB); (err != nil && !errors.Is(err, heatdb.ErrNoAccess)) || exists {
 				t.Fatalf("live database still there after wipe: %v %v", exists, err)
 			}
 			// A second dump finds the database gone and the dump saved: no change.
@@ -95,7 +106,7 @@ func TestDumpWipeRestoreRoundTrip(t *testing.T) {
 				return
 			}
 			// A mysqldump file of the same database restores through state=restored.
-			target, _ = dumps.Target(dir)
+			target, _ = hd.Database()
 			file := filepath.Join(t.TempDir(), "heat.mysqldump.sql")
 			cmd := exec.Command("mysqldump", "--defaults-extra-file="+srv.ClientConfig, "--single-transaction", "--result-file="+file, target.Database)
 			if b, err := cmd.CombinedOutput(); err != nil {

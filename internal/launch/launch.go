@@ -1,30 +1,33 @@
-// Package launch starts, finds and stops an ephemeral Heat for one heat_dir:
-// it writes the configuration, prepares the database, runs db_sync, starts
-// the server detached, waits until the API answers, and records what it
-// started so later runs are idempotent and a recycled pid is never mistaken
-// for Heat.
+// Package launch starts, finds and stops the ephemeral Heat of one heat_dir,
+// whatever runs it: it guards and locks the heat_dir (package heatdir),
+// prepares the database (package heatdb), records the launch before
+// anything starts, has a backend (registry.go: native, container, pod)
+// start Heat, waits until it serves and until Heat has reset the stacks an
+// interruption left IN_PROGRESS, and keeps a watchdog on the caller. A
+// later run recognises what the record names by its identity (pid, start
+// time and launch tag; a podman object's id), never by a command line, and
+// touches nothing else.
 package launch
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/podheat"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/native"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/tuning"
 )
 
 // States of a launch.
@@ -34,27 +37,14 @@ const (
 	Absent  = "absent"
 )
 
-// Heat types.
-const (
-	Native    = "native"
-	Container = "container"
-	Pod       = "pod"
-)
-
 // Database kinds.
 const (
-	SQLite = "sqlite"
-	MySQL  = "mysql"
+	SQLite = string(heatdb.SQLite)
+	MySQL  = string(heatdb.MySQL)
 )
 
-// StateFile is the record of a launch inside heat_dir.
-const StateFile = "launch.json"
-
-// SQLiteFile is the sqlite database inside heat_dir.
-const SQLiteFile = "heat.sqlite"
-
 // InstallHint says how to get Heat on Debian.
-const InstallHint = "install it with: apt-get install -y --no-install-recommends heat-common heat-api heat-engine python3-pymysql (or run 'make deps')"
+const InstallHint = native.InstallHint
 
 // Options are the module's parameters.
 type Options struct {
@@ -69,8 +59,16 @@ type Options struct {
 	Timeout        time.Duration
 	HeatAllCommand string
 	CheckMode      bool
+	// RestoreFrom is the dump restore_db loads ("" = the newest in HeatDir):
+	// a file (ours, or tripleoclient's heat-db.sql-*.tar.bzip2, which is
+	// copied into HeatDir first), or a directory standing for its newest
+	// dump (a tripleoclient working dir). Giving it implies RestoreDB.
+	RestoreFrom string
 	// StopGrace is how long Heat gets to exit after SIGTERM (default 15 s).
 	StopGrace time.Duration
+	// LockWait is how long to wait for another launch, stop or restore on
+	// the same heat_dir (default heatdir.DefaultLockWait).
+	LockWait time.Duration
 	// ExtraConf is added to heat.conf (tuning); part of the fingerprint.
 	ExtraConf map[string]map[string]string
 	// OwnerPID, when set, is watched by a detached watchdog: if that process
@@ -113,24 +111,17 @@ type Outcome struct {
 	Removed []string
 	// Restored is the dump restore_db loaded.
 	Restored string
+	// Reset lists the stacks an interruption had left IN_PROGRESS, which
+	// Heat set to FAILED when it started.
+	Reset []string
 	// PodmanName is the pod or container (heat_type container and pod).
 	PodmanName string
 }
 
-// Record is what launch.json holds.
-type Record struct {
-	HeatType    string      `json:"heat_type"`
-	Fingerprint string      `json:"fingerprint"`
-	Endpoint    string      `json:"endpoint"`
-	BindHost    string      `json:"bind_host"`
-	APIPort     int         `json:"api_port"`
-	Database    string      `json:"database"`
-	DBLocation  string      `json:"database_location"`
-	Process     proc.Record `json:"process"`
-	StartedAt   time.Time   `json:"started_at"`
-}
-
 func (o *Options) defaults() {
+	if o.RestoreFrom != "" {
+		o.RestoreDB = true
+	}
 	if o.State == "" {
 		o.State = Started
 	}
@@ -155,6 +146,9 @@ func (o *Options) defaults() {
 	if o.StopGrace <= 0 {
 		o.StopGrace = 15 * time.Second
 	}
+	if o.LockWait <= 0 {
+		o.LockWait = heatdir.DefaultLockWait
+	}
 	if o.Warn == nil {
 		o.Warn = func(string, ...any) {}
 	}
@@ -163,250 +157,279 @@ func (o *Options) defaults() {
 	}
 }
 
-func (o *Options) validate() error {
-	if o.HeatDir == "" || !filepath.IsAbs(o.HeatDir) {
-		return fmt.Errorf("heat_dir must be an absolute path, got %q", o.HeatDir)
+// validate checks the options every backend shares; it returns the heat_dir
+// and the parsed database_url (nil when not given).
+func (o *Options) validate() (heatdir.Dir, *heatdb.DB, error) {
+	d, err := heatdir.At(o.HeatDir)
+	if err != nil {
+		return d, nil, err
 	}
 	if o.APIPort < 1 || o.APIPort > 65535 {
-		return fmt.Errorf("api_port %d is out of range 1-65535", o.APIPort)
+		return d, nil, fmt.Errorf("api_port %d is out of range 1-65535", o.APIPort)
+	}
+	switch o.State {
+	case Started, Stopped, Absent:
+	default:
+		return d, nil, fmt.Errorf("state %q is unknown; use started, stopped or absent", o.State)
+	}
+	if _, ok := backends[o.HeatType]; !ok {
+		return d, nil, fmt.Errorf("heat_type %q is unknown; use one of %s", o.HeatType, strings.Join(HeatTypes(), ", "))
+	}
+	var admin *heatdb.DB
+	if o.DatabaseURL != "" {
+		a, err := heatdb.ParseAdmin(o.DatabaseURL)
+		if err != nil {
+			return d, nil, fmt.Errorf("database_url %w", err)
+		}
+		o.Secret(a.Password)
+		admin = &a
 	}
 	if o.State != Started {
-		return nil
-	}
-	switch o.HeatType {
-	case Native:
-		if o.Image != "" || o.APIImage != "" || o.EngineImage != "" || o.TransportURL != "" || o.EngineWorkers != 0 {
-			return errors.New("image, api_image, engine_image, engine_workers and transport_url are only used with heat_type: container or pod")
-		}
-	case Container, Pod:
-		if err := podheat.Validate(o.podOptions()); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("heat_type %q is unknown; use native, container or pod", o.HeatType)
+		return d, admin, nil
 	}
 	if o.OwnerPID > 0 {
 		if _, err := ownerRecord(o.OwnerPID); err != nil {
-			return fmt.Errorf("%v: give the pid of a live process (the ansible-playbook process), or 0", err)
+			return d, nil, fmt.Errorf("%v: give the pid of a live process (the ansible-playbook process), or 0", err)
 		}
 	}
 	switch o.Database {
 	case SQLite:
 		if o.DatabaseURL != "" && o.HeatType != Pod {
-			return errors.New("database_url is only used with database: mysql; remove it or set database: mysql")
+			return d, nil, errors.New("database_url is only used with database: mysql; remove it or set database: mysql")
 		}
 	case MySQL:
 		if o.DatabaseURL == "" && o.HeatType != Pod {
-			return errors.New("database: mysql needs database_url, the URL of an existing MySQL/MariaDB with a user allowed to create databases and users, e.g. mysql://root:PASSWORD@127.0.0.1:3306/")
+			return d, nil, errors.New("database: mysql needs database_url, the URL of an existing MySQL/MariaDB with a user allowed to create databases and users, e.g. mysql://root:PASSWORD@127.0.0.1:3306/")
 		}
 	default:
-		return fmt.Errorf("database %q is unknown; use sqlite or mysql", o.Database)
+		return d, nil, fmt.Errorf("database %q is unknown; use sqlite or mysql", o.Database)
 	}
-	return nil
+	return d, admin, nil
 }
 
-// fingerprint identifies the requested configuration: a running Heat with
-// another fingerprint is restarted.
-func (o *Options) fingerprint() string {
-	b, _ := json.Marshal(map[string]any{
-		"heat_type": o.HeatType, "bind_host": o.BindHost, "api_port": o.APIPort,
-		"database": o.Database, "database_url": o.DatabaseURL, "command": o.HeatAllCommand,
-		"extra": o.mergedExtra(), // our tuning too: new defaults restart an old Heat
-	})
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
+// launcher is one run of the module on one heat_dir.
+type launcher struct {
+	o     *Options
+	d     heatdir.Dir
+	admin *heatdb.DB
 }
 
-// Run brings the heat_dir's Heat to the requested state.
+// Run brings the heat_dir's Heat to the requested state. It refuses a
+// heat_dir that is not safely ours (heatdir.Dir.Guard), and holds the
+// heat_dir's lock for the whole run: a second caller waits for it.
 func Run(ctx context.Context, o Options) (Outcome, error) {
 	o.defaults()
-	if err := o.validate(); err != nil {
+	d, admin, err := o.validate()
+	if err != nil {
 		return Outcome{}, err
+	}
+	if err := d.Guard(); err != nil {
+		return Outcome{HeatDir: o.HeatDir}, err
 	}
 	// Everything Heat and this module create may hold secrets.
 	old := syscall.Umask(0o077)
 	defer syscall.Umask(old)
-	if o.HeatType == Container || o.HeatType == Pod || (o.State != Started && o.recordedPodman()) {
-		return runPodman(ctx, &o)
+	l := &launcher{o: &o, d: d, admin: admin}
+	if !o.CheckMode && (o.State == Started || d.Exists()) {
+		if _, err := d.Ensure(); err != nil {
+			return Outcome{HeatDir: o.HeatDir}, err
+		}
+		lock, err := d.Lock(ctx, o.LockWait)
+		if err != nil {
+			return Outcome{HeatDir: o.HeatDir}, err
+		}
+		defer lock.Unlock()
 	}
-	switch o.State {
-	case Started:
-		return start(ctx, &o)
-	case Stopped, Absent:
-		return stop(ctx, &o)
+	if o.State == Started {
+		return l.start(ctx)
 	}
-	return Outcome{}, fmt.Errorf("state %q is unknown; use started, stopped or absent", o.State)
+	return l.stop(ctx)
 }
 
-func (o *Options) path(name string) string { return filepath.Join(o.HeatDir, name) }
-
-func readRecord(dir string) (*Record, error) {
-	b, err := os.ReadFile(filepath.Join(dir, StateFile))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the launch record: %w", err)
-	}
-	var r Record
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("the launch record %s is corrupt (%v): stop any Heat using %s by hand and remove the file",
-			filepath.Join(dir, StateFile), err, filepath.Join(dir, heatconf.HeatConf))
-	}
-	return &r, nil
-}
-
-func writeRecord(dir string, r *Record) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding the launch record: %w", err)
-	}
-	return fsutil.WriteFileAtomic(filepath.Join(dir, StateFile), append(b, '\n'), fsutil.SecretFileMode)
-}
-
-func (o *Options) outcome(r *Record) Outcome {
-	return Outcome{
-		Endpoint: r.Endpoint, HeatDir: o.HeatDir, HeatType: r.HeatType, PID: r.Process.PID,
-		CloudsYAML: o.path(heatconf.CloudsYAML), Database: r.Database, DatabaseLocation: r.DBLocation,
+// spec is what the backends get of the options.
+func (l *launcher) spec(heatType string) *backend.Spec {
+	o := l.o
+	return &backend.Spec{
+		Dir: l.d, HeatType: heatType, BindHost: o.BindHost, APIPort: o.APIPort,
+		Extra: tuning.Apply(o.ExtraConf, o.StockConf), AdminDB: l.admin, HeatAllCommand: o.HeatAllCommand,
+		Image: o.Image, APIImage: o.APIImage, EngineImage: o.EngineImage, EngineWorkers: o.EngineWorkers,
+		TransportURL: o.TransportURL, Socket: o.PodmanSocket, Timeout: o.Timeout, StopGrace: o.StopGrace,
+		Warn: o.Warn, Secret: o.Secret,
 	}
 }
 
-// apiReady reports whether the API answers GET /stacks with 200.
-func apiReady(ctx context.Context, endpoint string) bool {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/stacks", nil)
-	if err != nil {
-		return false
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+// fingerprint identifies the requested configuration (after the backend
+// filled its defaults): a running Heat with another fingerprint is
+// restarted. Credentials made per launch are not part of it.
+func (l *launcher) fingerprint(s *backend.Spec) string {
+	b, _ := json.Marshal(map[string]any{
+		"heat_type": s.HeatType, "bind_host": s.BindHost, "api_port": s.APIPort, "database": l.o.Database,
+		"database_url": l.o.DatabaseURL, "command": s.HeatAllCommand, "image": s.Image, "api_image": s.APIImage,
+		"engine_image": s.EngineImage, "engine_workers": s.EngineWorkers, "transport_url": s.TransportURL,
+		"extra": s.Extra, // our tuning too: new defaults restart an old Heat
+	})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
-func start(ctx context.Context, o *Options) (Outcome, error) {
-	fp := o.fingerprint()
-	rec, err := readRecord(o.HeatDir)
+func (l *launcher) outcome(rec *heatdir.Record) Outcome {
+	out := Outcome{Endpoint: rec.Endpoint, HeatDir: l.o.HeatDir, HeatType: rec.HeatType,
+		CloudsYAML: l.d.File(heatdir.CloudsYAML), Database: rec.Database, DatabaseLocation: rec.DBLocation}
+	if rec.Process != nil {
+		out.PID = rec.Process.PID
+	}
+	if rec.Podman != nil {
+		out.PodmanName = rec.Podman.Name
+	}
+	return out
+}
+
+// describe names what a record started, for messages.
+func describe(rec *heatdir.Record) string {
+	switch {
+	case rec.Process != nil:
+		return fmt.Sprintf("pid %d", rec.Process.PID)
+	case rec.Podman != nil:
+		return rec.HeatType + " " + rec.Podman.Name
+	}
+	return rec.HeatType + " launch " + rec.LaunchID
+}
+
+// backendOf returns a backend for what a record names (nil: unknown type).
+func backendOf(heatType string) backend.Backend {
+	if mk, ok := backends[heatType]; ok {
+		return mk()
+	}
+	return nil
+}
+
+func (l *launcher) start(ctx context.Context) (Outcome, error) {
+	o := l.o
+	b := backends[o.HeatType]()
+	spec := l.spec(o.HeatType)
+	if err := b.Check(spec); err != nil {
+		return Outcome{}, err
+	}
+	fp := l.fingerprint(spec)
+	rec, err := l.d.ReadRecord()
 	if err != nil {
 		return Outcome{}, err
 	}
-	restarting := false
+	prev := b
 	if rec != nil {
-		alive, why := rec.Process.Check()
+		if rec.HeatType != o.HeatType {
+			if prev = backendOf(rec.HeatType); prev == nil {
+				return Outcome{}, fmt.Errorf("%s records heat_type %q, which this module does not know: stop that Heat by hand and remove the file",
+					l.d.File(heatdir.RecordFile), rec.HeatType)
+			}
+		}
+		alive, why := prev.Alive(ctx, spec, rec)
 		switch {
-		case alive && rec.Fingerprint == fp && apiReady(ctx, rec.Endpoint):
-			out := o.outcome(rec)
-			out.Msg = fmt.Sprintf("Heat is already running in %s (pid %d) at %s", o.HeatDir, rec.Process.PID, rec.Endpoint)
+		case alive && rec.State == heatdir.Running && rec.HeatType == o.HeatType && rec.Fingerprint == fp && b.Ready(ctx, spec, rec) == nil:
+			out := l.outcome(rec)
+			out.Msg = fmt.Sprintf("Heat is already running in %s (%s) at %s", o.HeatDir, describe(rec), rec.Endpoint)
 			if !o.CheckMode {
-				if err := o.ensureWatchdog(); err != nil {
+				if err := l.ensureWatchdog(rec); err != nil {
 					return out, err
 				}
 			}
 			return out, nil
-		case alive && rec.Fingerprint != fp:
-			o.Warn("the running Heat (pid %d) was started with other settings; restarting it with the requested ones", rec.Process.PID)
-			restarting = true
+		case alive && (rec.Fingerprint != fp || rec.HeatType != o.HeatType):
+			o.Warn("the running Heat (%s) was started with other settings; restarting it with the requested ones", describe(rec))
 		case alive:
-			o.Warn("the running Heat (pid %d) does not answer at %s; restarting it", rec.Process.PID, rec.Endpoint)
-			restarting = true
+			o.Warn("the running Heat (%s) does not answer at %s; restarting it", describe(rec), rec.Endpoint)
 		default:
 			o.Warn("stale launch record in %s: %s; starting Heat afresh", o.HeatDir, why)
 		}
-		if o.CheckMode {
-			return Outcome{Changed: true, HeatDir: o.HeatDir, HeatType: o.HeatType,
-				Msg: "Heat would be (re)started in " + o.HeatDir}, nil
+	}
+	if o.CheckMode {
+		msg := "Heat would be started in " + o.HeatDir
+		if rec != nil {
+			msg = "Heat would be (re)started in " + o.HeatDir
 		}
-		if restarting {
-			if err := proc.StopGroup(rec.Process.PGID, o.StopGrace, 10*time.Second); err != nil {
-				return Outcome{}, fmt.Errorf("stopping the previous Heat: %w", err)
-			}
-		}
-		if err := os.Remove(o.path(StateFile)); err != nil && !os.IsNotExist(err) {
-			return Outcome{}, fmt.Errorf("removing the stale launch record: %w", err)
-		}
-	} else if o.CheckMode {
-		return Outcome{Changed: true, HeatDir: o.HeatDir, HeatType: o.HeatType,
-			Msg: "Heat would be started in " + o.HeatDir}, nil
+		return Outcome{Changed: true, HeatDir: o.HeatDir, HeatType: o.HeatType, Msg: msg}, nil
 	}
-
-	heatAll, heatManage, err := o.commands()
-	if err != nil {
-		return Outcome{}, err
-	}
-	if _, err := fsutil.EnsurePrivateDir(o.HeatDir); err != nil {
-		return Outcome{}, err
-	}
-	if _, err := fsutil.EnsurePrivateDir(o.path(heatconf.LogDir)); err != nil {
-		return Outcome{}, err
-	}
-	confPath := o.path(heatconf.HeatConf)
-	// A Heat of ours without a record (the caller died between start and
-	// record) is found by its config file argument.
-	if err := stopOrphans(confPath, o); err != nil {
-		return Outcome{}, err
-	}
-	// A Heat that just died may hold its socket for a moment longer.
-	if !proc.WaitPortFree(o.BindHost, o.APIPort, 3*time.Second) {
-		return Outcome{}, proc.PortInUse(o.BindHost, o.APIPort)
-	}
-	if o.BindHost != "127.0.0.1" && o.BindHost != "::1" && o.BindHost != "localhost" {
-		o.Warn("the Heat API has no authentication and is bound to %s: anyone who can reach that address controls it", o.BindHost)
-	}
-
-	dbURL, dbLoc, err := o.prepareDatabase(ctx)
-	if err != nil {
-		return Outcome{}, err
-	}
-	cfg := heatconf.Config{Dir: o.HeatDir, BindHost: o.BindHost, APIPort: o.APIPort, Database: dbURL,
-		Now: time.Now(), Extra: o.mergedExtra(), PythonPath: o.path(heatconf.PythonDir)}
-	if err := heatconf.WritePythonFiles(o.HeatDir); err != nil {
-		return Outcome{}, err
-	}
-	for name, data := range cfg.Files() {
-		if err := fsutil.WriteFileAtomic(o.path(name), data, fsutil.SecretFileMode); err != nil {
+	// Only what the previous launch's record names (after its identity
+	// checks out), what carries its launch id, and (podman) the objects
+	// labelled for this heat_dir.
+	if rec != nil {
+		if err := l.stopWatchdog(rec); err != nil {
 			return Outcome{}, err
 		}
-	}
-	var restored *dumps.Result
-	if o.RestoreDB {
-		r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: o.HeatDir, Warn: o.Warn, Secret: o.Secret})
-		if err != nil {
-			return Outcome{}, fmt.Errorf("restore_db: %w", err)
+		if err := prev.Remove(ctx, spec, rec); err != nil {
+			return Outcome{}, fmt.Errorf("stopping the previous Heat: %w", err)
 		}
-		restored = &r
 	}
-	// After a restore, db_sync upgrades a dump taken by an older Heat.
-	if err := dbSync(ctx, heatManage, confPath, cfg.PythonPath, o); err != nil {
+	if prev != b || rec == nil {
+		found, err := b.Find(ctx, spec, nil)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if len(found) > 0 {
+			o.Warn("found %s for %s without a launch record (a crashed run, or the record was removed): removing it",
+				strings.Join(found, ", "), o.HeatDir)
+			if err := b.Remove(ctx, spec, nil); err != nil {
+				return Outcome{}, fmt.Errorf("removing what an earlier launch left: %w", err)
+			}
+		}
+	}
+	if err := l.d.RemoveRecord(); err != nil {
 		return Outcome{}, err
 	}
-	argv := append(append([]string(nil), heatAll...), "--config-file", confPath)
-	stdoutLog := o.path(filepath.Join(heatconf.LogDir, "heat-all.stdout.log"))
-	started, err := proc.Start(argv, o.HeatDir, stdoutLog, heatEnv(cfg.PythonPath))
+	return l.launch(ctx, b, spec, fp)
+}
+
+// launch starts Heat afresh: the record first (it names the launch id that
+// everything started carries), then the database, the configuration, the
+// backend; it waits until Heat serves. A failure up to there leaves nothing
+// running and no record.
+func (l *launcher) launch(ctx context.Context, b backend.Backend, spec *backend.Spec, fp string) (Outcome, error) {
+	o := l.o
+	id, err := heatdir.NewLaunchID()
 	if err != nil {
-		return Outcome{}, fmt.Errorf("starting Heat: %w", err)
-	}
-	rec = &Record{HeatType: o.HeatType, Fingerprint: fp, Endpoint: cfg.Endpoint(), BindHost: o.BindHost,
-		APIPort: o.APIPort, Database: o.Database, DBLocation: dbLoc, Process: started.Record, StartedAt: time.Now().UTC()}
-	if err := writeRecord(o.HeatDir, rec); err != nil {
-		_ = proc.StopGroup(started.Record.PGID, 2*time.Second, 10*time.Second)
 		return Outcome{}, err
 	}
-	if err := waitReady(ctx, started, rec.Endpoint, o); err != nil {
-		_ = proc.StopGroup(started.Record.PGID, 2*time.Second, 10*time.Second)
-		os.Remove(o.path(StateFile))
+	spec.LaunchID = id
+	cfg := heatdir.Config{Dir: l.d.Path(), BindHost: o.BindHost, APIPort: o.APIPort, Now: time.Now(),
+		Extra: spec.Extra, PythonPath: l.d.File(heatdir.PythonDir)}
+	rec := &heatdir.Record{State: heatdir.Starting, LaunchID: id, HeatType: o.HeatType, Fingerprint: fp,
+		Endpoint: cfg.Endpoint(), BindHost: o.BindHost, APIPort: o.APIPort, StartedAt: time.Now().UTC()}
+	if err := l.d.EnsureSub(heatdir.LogDir); err != nil {
 		return Outcome{}, err
 	}
-	out := o.outcome(rec)
+	if err := l.d.WriteRecord(rec); err != nil {
+		return Outcome{}, err
+	}
+	restored, err := l.startHeat(ctx, b, spec, &cfg, rec)
+	if err != nil {
+		// Nothing of a failed launch survives it.
+		if rerr := b.Remove(context.WithoutCancel(ctx), spec, rec); rerr != nil {
+			o.Warn("removing what the failed launch started: %v", rerr)
+		}
+		if rerr := l.d.RemoveRecord(); rerr != nil {
+			o.Warn("%v", rerr)
+		}
+		return Outcome{}, err
+	}
+	out := l.outcome(rec)
 	out.Changed = true
-	out.Msg = fmt.Sprintf("Heat started in %s (pid %d) at %s", o.HeatDir, rec.Process.PID, rec.Endpoint)
-	if err := o.ensureWatchdog(); err != nil {
+	out.Msg = fmt.Sprintf("Heat started in %s (%s) at %s", o.HeatDir, describe(rec), rec.Endpoint)
+	// Heat runs from here on: what fails now is reported with it running.
+	if err := l.ensureWatchdog(rec); err != nil {
+		return out, err
+	}
+	reset, err := l.settle(ctx, rec)
+	for _, s := range reset {
+		out.Reset = append(out.Reset, s.Name)
+	}
+	if len(reset) > 0 {
+		out.Msg += fmt.Sprintf("; Heat set %d stack(s) that an interruption had left IN_PROGRESS to FAILED", len(reset))
+	}
+	if err != nil {
 		return out, err
 	}
 	if restored != nil {
-		if err := checkRestoredStacks(ctx, rec.Endpoint, restored.Stacks); err != nil {
+		if err := l.checkRestoredStacks(ctx, rec.Endpoint, restored.Stacks); err != nil {
 			return out, fmt.Errorf("restore_db: Heat runs on the restored database, but %w", err)
 		}
 		out.Restored = restored.Path
@@ -415,70 +438,90 @@ func start(ctx context.Context, o *Options) (Outcome, error) {
 	return out, nil
 }
 
-// heatEnv is the environment Heat runs with: the caller's, minus variables
-// that would point its clients elsewhere; with pythonDir (if any) first on
-// PYTHONPATH (heatconf.PythonEnv).
-func heatEnv(pythonDir string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "OS_") {
-			continue
+// startHeat prepares the database and the configuration, has the backend
+// start Heat, records it and waits until it serves.
+func (l *launcher) startHeat(ctx context.Context, b backend.Backend, spec *backend.Spec, cfg *heatdir.Config, rec *heatdir.Record) (*dumps.Result, error) {
+	o := l.o
+	// A Heat that just stopped may hold its socket for a moment longer.
+	if !proc.WaitPortFree(o.BindHost, o.APIPort, 5*time.Second) {
+		return nil, proc.PortInUse(o.BindHost, o.APIPort)
+	}
+	if ip := strings.Trim(o.BindHost, "[]"); ip != "127.0.0.1" && ip != "::1" && ip != "localhost" {
+		o.Warn("the Heat API has no authentication and is bound to %s: anyone who can reach that address controls it", o.BindHost)
+	}
+	if l.admin != nil {
+		db, err := l.provision(ctx)
+		if err != nil {
+			return nil, err
 		}
-		env = append(env, kv)
+		cfg.Database = db
+		rec.Database, rec.DBLocation = MySQL, db.String()
 	}
-	if pythonDir != "" {
-		env = heatconf.PythonEnv(env, pythonDir)
+	if err := b.Configure(ctx, spec, cfg, rec); err != nil {
+		return nil, err
 	}
-	return env
-}
-
-// commands resolves heat_all_command and the heat-manage beside it.
-func (o *Options) commands() (heatAll []string, heatManage string, err error) {
-	heatAll = strings.Fields(o.HeatAllCommand)
-	if len(heatAll) == 0 {
-		return nil, "", errors.New("heat_all_command is empty")
+	if err := l.d.WriteConfig(*cfg); err != nil {
+		return nil, err
 	}
-	exe, err := exec.LookPath(heatAll[0])
-	if err != nil {
-		return nil, "", fmt.Errorf("heat_all_command %q was not found: %s", heatAll[0], InstallHint)
-	}
-	heatAll[0] = exe
-	heatManage = filepath.Join(filepath.Dir(exe), "heat-manage")
-	if _, err := os.Stat(heatManage); err != nil {
-		if heatManage, err = exec.LookPath("heat-manage"); err != nil {
-			return nil, "", fmt.Errorf("heat-manage was not found beside %s nor on PATH: %s", exe, InstallHint)
-		}
-	}
-	return heatAll, heatManage, nil
-}
-
-func dbSync(ctx context.Context, heatManage, confPath, pythonPath string, o *Options) error {
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, heatManage, "--config-file", confPath, "db_sync")
-	cmd.Dir = o.HeatDir
-	cmd.Env = heatEnv(pythonPath)
-	out, err := cmd.CombinedOutput()
-	logPath := o.path(filepath.Join(heatconf.LogDir, "db_sync.log"))
-	_ = fsutil.WriteFileAtomic(logPath, out, fsutil.SecretFileMode)
-	if err != nil {
-		return fmt.Errorf("heat-manage db_sync failed (%v); last lines of %s:\n%s", err, logPath, proc.TailLines(out, 15))
-	}
-	return nil
-}
-
-func waitReady(ctx context.Context, s *proc.Started, endpoint string, o *Options) error {
-	deadline := time.Now().Add(o.Timeout)
-	for {
-		if exited, werr := s.Exited(); exited {
-			return fmt.Errorf("Heat exited during start-up (%v); %s", werr, o.logTails())
-		}
-		if apiReady(ctx, endpoint) {
+	var restored *dumps.Result
+	var restore func(context.Context) error
+	if o.RestoreDB {
+		restore = func(ctx context.Context) error {
+			r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: l.d.Path(), Dump: o.RestoreFrom, Warn: o.Warn, Secret: o.Secret})
+			if err != nil {
+				return fmt.Errorf("restore_db: %w", err)
+			}
+			restored = &r
 			return nil
 		}
+	}
+	if err := b.Start(ctx, spec, rec, restore); err != nil {
+		return nil, err
+	}
+	rec.State = heatdir.Running
+	if err := l.d.WriteRecord(rec); err != nil {
+		return nil, err
+	}
+	return restored, l.waitReady(ctx, b, spec, rec)
+}
+
+// provision creates Heat's database and account on database_url's server,
+// with a new random password at each launch.
+func (l *launcher) provision(ctx context.Context) (heatdb.DB, error) {
+	name := l.admin.Database
+	if name == "" {
+		// Stable per heat_dir, so two deployments do not share one.
+		sum := sha256.Sum256([]byte(l.d.Path()))
+		name = "heat_" + hex.EncodeToString(sum[:])[:10]
+	}
+	user := name
+	if len(user) > 32 {
+		user = user[:32]
+	}
+	pwb := make([]byte, 18)
+	if _, err := rand.Read(pwb); err != nil {
+		return heatdb.DB{}, fmt.Errorf("generating a password: %w", err)
+	}
+	pw := hex.EncodeToString(pwb)
+	l.o.Secret(pw)
+	return heatdb.Provision(ctx, *l.admin, name, user, pw)
+}
+
+// waitReady waits until the backend says Heat serves, up to the timeout.
+func (l *launcher) waitReady(ctx context.Context, b backend.Backend, spec *backend.Spec, rec *heatdir.Record) error {
+	o := l.o
+	deadline := time.Now().Add(o.Timeout)
+	for {
+		err := b.Ready(ctx, spec, rec)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, backend.ErrNotReady) {
+			return err
+		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("Heat did not answer at %s within %s (raise timeout if this host is slow); %s",
-				endpoint, o.Timeout, o.logTails())
+			return fmt.Errorf("Heat did not answer at %s within %s (%v; raise timeout if this host is slow); %s",
+				rec.Endpoint, o.Timeout, err, strings.TrimPrefix(b.Logs(ctx, spec, rec), "; "))
 		}
 		select {
 		case <-ctx.Done():
@@ -488,189 +531,80 @@ func waitReady(ctx context.Context, s *proc.Started, endpoint string, o *Options
 	}
 }
 
-// logTails returns the last lines of Heat's logs, for error messages.
-func (o *Options) logTails() string {
-	var parts []string
-	for _, name := range []string{"heat-all.stdout.log", "heat-all.log"} {
-		p := o.path(filepath.Join(heatconf.LogDir, name))
-		b, err := os.ReadFile(p)
-		if err != nil || len(strings.TrimSpace(string(b))) == 0 {
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("last lines of %s:\n%s", p, proc.TailLines(b, 15)))
-	}
-	if len(parts) == 0 {
-		return "its logs in " + o.path(heatconf.LogDir) + " are empty"
-	}
-	return strings.Join(parts, "\n")
-}
-
-// stopOrphans stops Heat processes that use confPath but have no record.
-func stopOrphans(confPath string, o *Options) error {
-	for _, info := range proc.FindByArg(confPath) {
-		o.Warn("found a Heat process without a launch record using %s (pid %d); stopping it", confPath, info.PID)
-		pgid := info.PGID
-		if pgid <= 1 {
-			pgid = info.PID
-		}
-		if err := proc.StopGroup(pgid, o.StopGrace, 10*time.Second); err != nil {
-			return fmt.Errorf("stopping the unrecorded Heat: %w", err)
-		}
-	}
-	return nil
-}
-
-func stop(ctx context.Context, o *Options) (Outcome, error) {
+func (l *launcher) stop(ctx context.Context) (Outcome, error) {
+	o := l.o
 	out := Outcome{HeatDir: o.HeatDir, HeatType: o.HeatType}
-	rec, err := readRecord(o.HeatDir)
+	rec, err := l.d.ReadRecord()
 	if err != nil {
 		return out, err
 	}
-	confPath := o.path(heatconf.HeatConf)
-	running := false
+	heatType := o.HeatType
 	if rec != nil {
-		out = o.outcome(rec)
-		if alive, why := rec.Process.Check(); alive {
-			running = true
-		} else {
+		heatType = rec.HeatType
+		out = l.outcome(rec)
+	}
+	b := backendOf(heatType)
+	if b == nil {
+		return out, fmt.Errorf("%s records heat_type %q, which this module does not know: stop that Heat by hand and remove the file",
+			l.d.File(heatdir.RecordFile), heatType)
+	}
+	spec := l.spec(heatType)
+	if rec != nil {
+		if alive, why := b.Alive(ctx, spec, rec); !alive {
 			o.Warn("stale launch record in %s: %s", o.HeatDir, why)
 		}
 	}
-	orphans := proc.FindByArg(confPath)
+	found, err := b.Find(ctx, spec, rec)
+	if err != nil {
+		return out, err
+	}
 	var dbItems []string
 	if o.State == Absent {
-		dbItems = o.liveDatabase(rec)
+		dbItems = l.d.LiveDatabase(ctx, l.admin)
 	}
-	if !running && len(orphans) == 0 && rec == nil && len(dbItems) == 0 {
+	if len(found) == 0 && rec == nil && len(dbItems) == 0 {
 		out.Msg = "no Heat is running for " + o.HeatDir
 		return out, nil
 	}
-	out.Changed = running || len(orphans) > 0 || len(dbItems) > 0 || rec != nil
+	out.Changed = true
 	if o.CheckMode {
 		out.Msg = "Heat would be stopped in " + o.HeatDir
 		out.Removed = dbItems
 		return out, nil
 	}
-	if err := o.stopWatchdog(); err != nil {
+	if err := l.stopWatchdog(rec); err != nil {
 		return out, err
 	}
-	if running {
-		if err := proc.StopGroup(rec.Process.PGID, o.StopGrace, 10*time.Second); err != nil {
-			return out, fmt.Errorf("stopping Heat: %w", err)
-		}
+	if err := b.Remove(ctx, spec, rec); err != nil {
+		return out, fmt.Errorf("stopping Heat: %w", err)
 	}
-	if err := stopOrphans(confPath, o); err != nil {
+	if err := l.d.RemoveRecord(); err != nil {
 		return out, err
 	}
-	if rec != nil {
-		if err := os.Remove(o.path(StateFile)); err != nil && !os.IsNotExist(err) {
-			return out, fmt.Errorf("removing the launch record: %w", err)
-		}
-		if !proc.WaitPortFree(rec.BindHost, rec.APIPort, 10*time.Second) {
-			o.Warn("api_port %d is still in use after Heat stopped: %v", rec.APIPort, proc.PortInUse(rec.BindHost, rec.APIPort))
-		}
+	if rec != nil && !proc.WaitPortFree(rec.BindHost, rec.APIPort, 10*time.Second) {
+		o.Warn("api_port %d is still in use after Heat stopped: %v", rec.APIPort, proc.PortInUse(rec.BindHost, rec.APIPort))
 	}
 	out.Msg = "Heat stopped in " + o.HeatDir
+	if len(found) == 0 {
+		out.Msg = "no Heat was running for " + o.HeatDir
+	}
 	if o.State == Absent {
-		removed, err := o.removeDatabase(ctx, rec)
+		removed, err := l.dropDatabase(ctx)
 		out.Removed = removed
 		if err != nil {
 			return out, err
 		}
-		out.Msg = "Heat stopped and its database removed in " + o.HeatDir
+		out.Msg += "; its database removed"
 	}
 	out.PID = 0
 	return out, nil
 }
 
-// checkRestoredStacks compares the stacks Heat's API lists with the restored ones.
-func checkRestoredStacks(ctx context.Context, endpoint string, want []dumps.Stack) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/stacks", nil)
-	if err != nil {
-		return err
+// dropDatabase removes the database of a stopped Heat: a pod's own MariaDB
+// (its datadir: the pod is gone), or what heat.conf names.
+func (l *launcher) dropDatabase(ctx context.Context) ([]string, error) {
+	if db, err := l.d.Database(); err == nil && db.Published {
+		return l.d.RemovePodDatabase()
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("listing its stacks failed: %w", err)
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Stacks []struct {
-			ID     string `json:"id"`
-			Name   string `json:"stack_name"`
-			Status string `json:"stack_status"`
-		} `json:"stacks"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("listing its stacks answered %d: %v", resp.StatusCode, err)
-	}
-	got := make([]dumps.Stack, 0, len(body.Stacks))
-	for _, s := range body.Stacks {
-		got = append(got, dumps.Stack{ID: s.ID, Name: s.Name, Status: s.Status})
-	}
-	return dumps.SameStacks(want, got)
-}
-
-// recordedPodman reports whether heat_dir's launch record is of a container
-// or pod (so that stopped/absent without heat_type stop it).
-func (o *Options) recordedPodman() bool {
-	b, err := os.ReadFile(o.path(StateFile))
-	if err != nil {
-		return false
-	}
-	var r struct {
-		HeatType string `json:"heat_type"`
-	}
-	if json.Unmarshal(b, &r) != nil || (r.HeatType != Container && r.HeatType != Pod) {
-		return false
-	}
-	o.HeatType = r.HeatType
-	return true
-}
-
-func (o *Options) podOptions() podheat.Options {
-	return podheat.Options{
-		State: o.State, HeatType: o.HeatType, HeatDir: o.HeatDir, APIPort: o.APIPort, BindHost: o.BindHost,
-		Database: o.Database, DatabaseURL: o.DatabaseURL, TransportURL: o.TransportURL, RestoreDB: o.RestoreDB,
-		Image: o.Image, APIImage: o.APIImage, EngineImage: o.EngineImage, EngineWorkers: o.EngineWorkers,
-		Socket: o.PodmanSocket, Timeout: o.Timeout, CheckMode: o.CheckMode, ExtraConf: o.ExtraConf,
-		StockConf: o.StockConf, StopGrace: o.StopGrace, Warn: o.Warn, Secret: o.Secret,
-	}
-}
-
-// runPodman runs heat_type container and pod through package podheat; the
-// database on an existing MySQL (database_url) is prepared and removed here,
-// the stacks restore_db loaded are checked through the API, and owner_pid's
-// watchdog is started (and ended on stop) as for native.
-func runPodman(ctx context.Context, o *Options) (Outcome, error) {
-	po := o.podOptions()
-	po.PrepareDB = o.prepareDatabase
-	po.RemoveDB = func(ctx context.Context) ([]string, error) { return o.removeDatabase(ctx, nil) }
-	if o.State != Started && !o.CheckMode {
-		if err := o.stopWatchdog(); err != nil {
-			return Outcome{HeatDir: o.HeatDir, HeatType: o.HeatType}, err
-		}
-	}
-	out, err := podheat.Run(ctx, po)
-	res := Outcome{Changed: out.Changed, Msg: out.Msg, Endpoint: out.Endpoint, HeatDir: o.HeatDir, HeatType: o.HeatType,
-		Database: out.Database, DatabaseLocation: out.DatabaseLocation, Removed: out.Removed, PodmanName: out.Name}
-	if out.Endpoint != "" {
-		res.CloudsYAML = o.path(heatconf.CloudsYAML)
-	}
-	if err != nil || o.State != Started || o.CheckMode {
-		return res, err
-	}
-	if err := o.ensureWatchdog(); err != nil {
-		return res, err
-	}
-	if out.Restored != nil {
-		if err := checkRestoredStacks(ctx, out.Endpoint, out.Restored.Stacks); err != nil {
-			return res, fmt.Errorf("restore_db: Heat runs on the restored database, but %w", err)
-		}
-		res.Restored = out.Restored.Path
-		res.Msg += "; database restored from " + out.Restored.Path
-	}
-	return res, nil
+	return l.d.DropDatabase(ctx, l.admin, l.o.Warn)
 }

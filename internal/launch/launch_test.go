@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 
@@ -94,7 +94,7 @@ func stackListed(t *testing.T, endpoint, name string) bool {
 
 func assertNoHeat(t *testing.T, o Options) {
 	t.Helper()
-	if ps := proc.FindByArg(filepath.Join(o.HeatDir, heatconf.HeatConf)); len(ps) != 0 {
+	if ps := proc.FindByArg(filepath.Join(o.HeatDir, heatdir.HeatConf)); len(ps) != 0 {
 		t.Fatalf("Heat processes left: %+v", ps)
 	}
 	if !proc.PortFree("127.0.0.1", o.APIPort) {
@@ -126,9 +126,9 @@ func TestNativeLifecycle(t *testing.T) {
 	}
 	// Our sqlite pool plugin is in use: heat-all keeps its database open
 	// between requests (SQLAlchemy's NullPool would have closed it).
-	if !holdsOpen(t, out.PID, filepath.Join(o.HeatDir, SQLiteFile)) {
+	if !holdsOpen(t, out.PID, filepath.Join(o.HeatDir, heatdir.SQLiteFile)) {
 		t.Errorf("heat-all (pid %d) holds no open connection to its sqlite database: the %s plugin is not in use; log:\n%s",
-			out.PID, heatconf.SQLitePoolPlugin, o.logTails())
+			out.PID, heatdir.SQLitePoolPlugin, logTail(o.HeatDir))
 	}
 	// Modes: dirs 0700, every file 0600 (Heat's own logs and database too).
 	filepath.Walk(o.HeatDir, func(p string, info os.FileInfo, err error) error {
@@ -144,7 +144,7 @@ func TestNativeLifecycle(t *testing.T) {
 		}
 		return nil
 	})
-	for _, f := range []string{heatconf.HeatConf, heatconf.APIPaste, heatconf.TokenFile, heatconf.CloudsYAML, heatconf.HeatRC, SQLiteFile, StateFile} {
+	for _, f := range []string{heatdir.HeatConf, heatdir.APIPaste, heatdir.TokenFile, heatdir.CloudsYAML, heatdir.HeatRC, heatdir.SQLiteFile, heatdir.RecordFile, heatdir.LockFile} {
 		if _, err := os.Stat(filepath.Join(o.HeatDir, f)); err != nil {
 			t.Errorf("missing artifact: %v", err)
 		}
@@ -195,10 +195,10 @@ func TestNativeLifecycle(t *testing.T) {
 		t.Fatalf("absent: %+v", ab)
 	}
 	assertNoHeat(t, o)
-	if _, err := os.Stat(filepath.Join(o.HeatDir, SQLiteFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.SQLiteFile)); !os.IsNotExist(err) {
 		t.Fatalf("database still there")
 	}
-	if _, err := os.Stat(filepath.Join(o.HeatDir, heatconf.HeatConf)); err != nil {
+	if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.HeatConf)); err != nil {
 		t.Fatalf("absent removed heat.conf: %v", err)
 	}
 	if ab := run(t, o, Absent); ab.Changed {
@@ -241,9 +241,9 @@ func TestRecycledPidIsNotHeat(t *testing.T) {
 	}
 	defer sleeper.Process.Kill()
 	info, _ := proc.Inspect(sleeper.Process.Pid)
-	os.MkdirAll(o.HeatDir, 0o700)
-	writeRecord(o.HeatDir, &Record{HeatType: Native, Endpoint: "http://127.0.0.1:1/v1/admin", BindHost: "127.0.0.1", APIPort: o.APIPort,
-		Process: proc.Record{PID: info.PID, PGID: info.PID, StartTicks: info.StartTicks + 7, BootID: proc.BootID(), Cmdline: []string{"/usr/bin/python3", "/usr/bin/heat-all"}}})
+	plant(t, o.HeatDir, &heatdir.Record{State: heatdir.Running, LaunchID: "planted", HeatType: Native, Endpoint: "http://127.0.0.1:1/v1/admin",
+		BindHost: "127.0.0.1", APIPort: o.APIPort, Process: &proc.Record{PID: info.PID, PGID: info.PID, StartTicks: info.StartTicks + 7,
+			BootID: proc.BootID(), Cmdline: []string{"/usr/bin/python3", "/usr/bin/heat-all"}, Tag: proc.Tag("planted")}})
 	st := run(t, o, Stopped)
 	if !w.has("now belongs to another process") {
 		t.Errorf("no warning about the recycled pid: %v", w)
@@ -253,7 +253,7 @@ func TestRecycledPidIsNotHeat(t *testing.T) {
 	if now, err := proc.Inspect(info.PID); err != nil || now.Zombie() || now.StartTicks != info.StartTicks {
 		t.Fatal("the unrelated process was killed")
 	}
-	if _, err := os.Stat(filepath.Join(o.HeatDir, StateFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.RecordFile)); !os.IsNotExist(err) {
 		t.Errorf("stale record kept after stop (%+v)", st)
 	}
 }
@@ -331,43 +331,14 @@ func TestStartErrors(t *testing.T) {
 				}
 			}
 			if filepath.IsAbs(o.HeatDir) {
-				if ps := proc.FindByArg(filepath.Join(o.HeatDir, heatconf.HeatConf)); len(ps) != 0 {
+				if ps := proc.FindByArg(filepath.Join(o.HeatDir, heatdir.HeatConf)); len(ps) != 0 {
 					t.Errorf("process left after failed start: %+v", ps)
 				}
-				if _, err := os.Stat(filepath.Join(o.HeatDir, StateFile)); !os.IsNotExist(err) {
+				if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.RecordFile)); !os.IsNotExist(err) {
 					t.Errorf("launch record left after failed start")
 				}
 			}
 		})
-	}
-}
-
-func TestParseMySQLURL(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    mysqlTarget
-		wantErr string
-	}{
-		{"mysql://root:pw@127.0.0.1:3307/", mysqlTarget{User: "root", Password: "pw", Host: "127.0.0.1", Port: 3307}, ""},
-		{"mysql+pymysql://heat:x@db.example/heat?charset=utf8", mysqlTarget{User: "heat", Password: "x", Host: "db.example", Port: 3306, DB: "heat"}, ""},
-		{"mysql://[::1]:3306/h", mysqlTarget{}, "no user name"},
-		{"postgres://u:p@h/", mysqlTarget{}, "must start with mysql://"},
-		{"mysql://u:p@h:bad/", mysqlTarget{}, "not a URL"},
-	}
-	for _, tc := range tests {
-		got, err := parseMySQLURL(tc.in, "database_url")
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%s: err %v, want %q", tc.in, err, tc.wantErr)
-			}
-			if err != nil && strings.Contains(err.Error(), "p@") {
-				t.Errorf("%s: error leaks credentials: %v", tc.in, err)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("%s: %+v %v", tc.in, got, err)
-		}
 	}
 }
 
@@ -393,4 +364,25 @@ func holdsOpen(t *testing.T, pid int, file string) bool {
 		}
 	}
 	return false
+}
+
+// plant writes a launch record into a heat_dir (created private).
+func plant(t *testing.T, dir string, rec *heatdir.Record) {
+	t.Helper()
+	d, err := heatdir.At(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteRecord(rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logTail returns the end of heat-all's log in a heat_dir, for failure messages.
+func logTail(dir string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, heatdir.LogDir, "heat-all.log"))
+	return proc.TailLines(b, 20)
 }

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/mariadbtest"
 )
 
@@ -28,12 +29,12 @@ func TestNativeWithMySQL(t *testing.T) {
 	}
 	createStack(t, out.Endpoint, "on-mysql")
 
-	ini, err := heatconf.ReadINI(filepath.Join(o.HeatDir, heatconf.HeatConf))
+	ini, err := heatdir.ReadINI(filepath.Join(o.HeatDir, heatdir.HeatConf))
 	if err != nil {
 		t.Fatal(err)
 	}
 	conn1 := ini.Get("database", "connection")
-	heat1, err := parseMySQLURL(conn1, "heat.conf")
+	heat1, err := heatdb.Parse(conn1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestNativeWithMySQL(t *testing.T) {
 		t.Errorf("passwords not registered as secrets")
 	}
 	// Nothing but heat.conf (0600) holds Heat's password.
-	rec, _ := os.ReadFile(filepath.Join(o.HeatDir, StateFile))
+	rec, _ := os.ReadFile(filepath.Join(o.HeatDir, heatdir.RecordFile))
 	if strings.Contains(string(rec), heat1.Password) || strings.Contains(string(rec), srv.AdminPassword) {
 		t.Errorf("launch record holds a password: %s", rec)
 	}
@@ -56,8 +57,8 @@ func TestNativeWithMySQL(t *testing.T) {
 	if !stackListed(t, out.Endpoint, "on-mysql") {
 		t.Fatal("stack lost across stop/start on MySQL")
 	}
-	ini, _ = heatconf.ReadINI(filepath.Join(o.HeatDir, heatconf.HeatConf))
-	heat2, _ := parseMySQLURL(ini.Get("database", "connection"), "heat.conf")
+	ini, _ = heatdir.ReadINI(filepath.Join(o.HeatDir, heatdir.HeatConf))
+	heat2, _ := heatdb.Parse(ini.Get("database", "connection"))
 	if heat2.Password == heat1.Password || heat2.User != heat1.User {
 		t.Errorf("relaunch kept the old password or changed the user")
 	}
@@ -73,9 +74,9 @@ func TestNativeWithMySQL(t *testing.T) {
 	}
 	defer db.Close()
 	var n int
-	db.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", heat1.DB).Scan(&n)
+	db.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", heat1.Database).Scan(&n)
 	if n != 0 {
-		t.Errorf("database %s still exists", heat1.DB)
+		t.Errorf("database %s still exists", heat1.Database)
 	}
 	db.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM mysql.user WHERE User = ?", heat1.User).Scan(&n)
 	if n != 0 {

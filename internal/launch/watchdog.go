@@ -2,17 +2,14 @@ package launch
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/podheat"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/native"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 
@@ -20,14 +17,9 @@ import (
 // the watchdog of a heat_dir instead of as a module.
 const WatchdogArg = "__watchdog"
 
-// WatchdogFile records the running watchdog in heat_dir.
-const WatchdogFile = "watchdog.json"
-
-// watchdogRecord is what watchdog.json holds.
-type watchdogRecord struct {
-	Process proc.Record `json:"process"`
-	Owner   proc.Record `json:"owner"`
-}
+// teardownLockWait is how long the watchdog waits for the heat_dir's lock
+// before its teardown (a launch or dump of the dying owner may hold it).
+const teardownLockWait = 10 * time.Minute
 
 // ownerRecord identifies the owner process now.
 func ownerRecord(pid int) (proc.Record, error) {
@@ -38,104 +30,119 @@ func ownerRecord(pid int) (proc.Record, error) {
 	return proc.Record{PID: pid, PGID: info.PGID, StartTicks: info.StartTicks, BootID: proc.BootID(), Cmdline: info.Cmdline}, nil
 }
 
-// ensureWatchdog starts a watchdog for the owner unless one already watches it.
-func (o *Options) ensureWatchdog() error {
+// ensureWatchdog starts a watchdog for the owner unless one already watches
+// it, and records it in the launch record; with no owner, it ends the
+// recorded one. A watchdog that cannot be recorded (a full disk) is stopped
+// at once: nothing runs unrecorded.
+func (l *launcher) ensureWatchdog(rec *heatdir.Record) error {
+	o := l.o
 	if o.OwnerPID <= 0 {
-		return o.stopWatchdog()
+		if rec.Watchdog == nil {
+			return nil
+		}
+		if err := l.stopWatchdog(rec); err != nil {
+			return err
+		}
+		rec.Watchdog = nil
+		return l.d.WriteRecord(rec)
 	}
 	owner, err := ownerRecord(o.OwnerPID)
 	if err != nil {
 		return err
 	}
-	if w := o.readWatchdog(); w != nil {
+	if w := rec.Watchdog; w != nil {
 		if alive, _ := w.Process.Check(); alive && w.Owner.PID == owner.PID && w.Owner.StartTicks == owner.StartTicks {
 			return nil
 		}
 	}
-	if err := o.stopWatchdog(); err != nil {
+	if err := l.stopWatchdog(rec); err != nil {
 		return err
 	}
 	argv := o.WatchdogCommand
 	if len(argv) == 0 {
 		argv = []string{"/proc/self/exe"}
 	}
-	argv = append(append([]string(nil), argv...), WatchdogArg, o.HeatDir, strconv.Itoa(owner.PID), strconv.FormatUint(owner.StartTicks, 10))
-	s, err := proc.Start(argv, o.HeatDir, o.path(filepath.Join(heatconf.LogDir, "watchdog.log")), heatEnv(""))
+	argv = append(append([]string(nil), argv...), WatchdogArg, l.d.Path(), strconv.Itoa(owner.PID), strconv.FormatUint(owner.StartTicks, 10))
+	s, err := proc.Start(argv, l.d.Path(), l.d.Log(heatdir.WatchdogLog), native.Env(""), rec.Tag())
 	if err != nil {
 		return fmt.Errorf("starting the watchdog of owner_pid %d: %w", owner.PID, err)
 	}
-	b, _ := json.MarshalIndent(watchdogRecord{Process: s.Record, Owner: owner}, "", "  ")
-	return fsutil.WriteFileAtomic(o.path(WatchdogFile), append(b, '\n'), fsutil.SecretFileMode)
+	rec.Watchdog = &heatdir.Watchdog{Process: s.Record, Owner: owner}
+	if err := l.d.WriteRecord(rec); err != nil {
+		_ = proc.StopGroup(s.Record.PGID, 2*time.Second, 5*time.Second)
+		rec.Watchdog = nil
+		return fmt.Errorf("recording the watchdog of owner_pid %d (stopped it): %w", owner.PID, err)
+	}
+	return nil
 }
 
-func (o *Options) readWatchdog() *watchdogRecord {
-	b, err := os.ReadFile(o.path(WatchdogFile))
-	if err != nil {
+// stopWatchdog ends the watchdog rec names, if it checks out (never the
+// caller itself: the watchdog tears down through stop).
+func (l *launcher) stopWatchdog(rec *heatdir.Record) error {
+	if rec == nil || rec.Watchdog == nil {
 		return nil
 	}
-	var w watchdogRecord
-	if json.Unmarshal(b, &w) != nil {
-		return nil
+	w := rec.Watchdog.Process
+	if alive, _ := w.Check(); alive && w.PID != os.Getpid() {
+		if err := proc.StopGroup(w.PGID, 2*time.Second, 5*time.Second); err != nil {
+			return fmt.Errorf("stopping the watchdog: %w", err)
+		}
 	}
-	return &w
+	return nil
 }
 
 // WatchdogOf returns the process record of heatDir's watchdog, if one was
 // started (it may have exited since: see proc.Record.Check).
 func WatchdogOf(heatDir string) (proc.Record, bool) {
-	w := (&Options{HeatDir: heatDir}).readWatchdog()
-	if w == nil {
+	d, err := heatdir.At(heatDir)
+	if err != nil {
 		return proc.Record{}, false
 	}
-	return w.Process, true
+	rec, err := d.ReadRecord()
+	if err != nil || rec == nil || rec.Watchdog == nil {
+		return proc.Record{}, false
+	}
+	return rec.Watchdog.Process, true
 }
 
-// stopWatchdog ends the heat_dir's watchdog, if any (never the caller itself).
-func (o *Options) stopWatchdog() error {
-	w := o.readWatchdog()
-	if w == nil {
-		return nil
-	}
-	if alive, _ := w.Process.Check(); alive && w.Process.PID != os.Getpid() {
-		if err := proc.StopGroup(w.Process.PGID, 2*time.Second, 5*time.Second); err != nil {
-			return fmt.Errorf("stopping the watchdog: %w", err)
-		}
-	}
-	if err := os.Remove(o.path(WatchdogFile)); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	return nil
-}
-
-// Watchdog runs until heat_dir's Heat is gone or the owner process exits.
-// When the owner exits first (an interrupted ansible-playbook), it dumps and
-// wipes Heat's database, then stops Heat and removes what is left of the
-// database, so nothing runs on and the dump is saved. A container or pod
-// (heat_type container, pod) is dumped through heat.conf's host_connection
-// when it has one, its Heat services stopped before the wipe, and then the
-// container or pod removed through the podman service its record names.
+// Watchdog runs until heat_dir's Heat is gone, another launch replaced the
+// one it watches, or the owner process exits. When the owner exits first
+// (an interrupted ansible-playbook), it takes the heat_dir's lock, dumps
+// and wipes Heat's database, then stops Heat and removes what is left of
+// the database, so nothing runs on and the dump is saved. A container or
+// pod is dumped through heat.conf's host database when it has one, its Heat
+// services stopped before the wipe, and then removed.
 func Watchdog(args []string) int {
 	if len(args) != 3 {
 		fmt.Fprintln(os.Stderr, "usage: "+WatchdogArg+" HEAT_DIR OWNER_PID OWNER_START_TICKS")
 		return 2
 	}
-	heatDir := args[0]
+	d, err := heatdir.At(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	pid, _ := strconv.Atoi(args[1])
 	ticks, _ := strconv.ParseUint(args[2], 10, 64)
+	launchID := os.Getenv(proc.TagVar)
 	logf := func(f string, a ...any) {
 		fmt.Fprintf(os.Stderr, "%s watchdog: %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(f, a...))
 	}
-	logf("watching owner pid %d for %s", pid, heatDir)
+	logf("watching owner pid %d for %s", pid, d)
 	for {
 		time.Sleep(time.Second)
-		rec, err := readRecord(heatDir)
+		rec, err := d.ReadRecord()
 		if err != nil || rec == nil {
 			logf("Heat was stopped normally; exiting")
 			return 0
 		}
+		if rec.LaunchID != launchID {
+			logf("another launch replaced the one this watchdog watched; exiting")
+			return 0
+		}
 		// A container or pod runs as long as its launch record exists (a
 		// stop removes it); a native Heat is checked by its process.
-		if rec.HeatType != Container && rec.HeatType != Pod {
+		if rec.Process != nil {
 			if alive, _ := rec.Process.Check(); !alive {
 				logf("Heat is gone; exiting")
 				return 0
@@ -146,26 +153,42 @@ func Watchdog(args []string) int {
 			continue
 		}
 		logf("owner pid %d exited while Heat runs: saving the database and stopping Heat", pid)
-		return teardownAfterOwner(heatDir, rec, logf)
+		return teardownAfterOwner(d, launchID, logf)
 	}
 }
 
-func teardownAfterOwner(heatDir string, rec *Record, logf func(string, ...any)) int {
+func teardownAfterOwner(d heatdir.Dir, launchID string, logf func(string, ...any)) int {
 	ctx := context.Background()
+	lock, err := d.Lock(ctx, teardownLockWait)
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	defer lock.Unlock()
+	rec, err := d.ReadRecord()
+	if err != nil || rec == nil || rec.LaunchID != launchID {
+		logf("Heat was stopped or relaunched meanwhile; exiting")
+		return 0
+	}
+	o := Options{State: Stopped, HeatDir: d.Path(), Warn: logf}
+	o.defaults()
+	l := &launcher{o: &o, d: d}
+	b := backendOf(rec.HeatType)
+	if b == nil {
+		logf("%s records heat_type %q, which this module does not know", d.File(heatdir.RecordFile), rec.HeatType)
+		return 1
+	}
+	spec := l.spec(rec.HeatType)
 	code := 0
-	r, err := dumps.Dump(ctx, dumps.DumpOptions{HeatDir: heatDir, Keep: 5, Wipe: true, Warn: logf,
+	r, err := dumps.Dump(ctx, dumps.DumpOptions{HeatDir: d.Path(), Keep: 5, Wipe: true, Warn: logf,
 		WipeFunc: func(c context.Context) ([]string, error) {
 			// Stop Heat first so nothing writes to the database being
 			// dropped. A pod keeps its MariaDB running: the database is
-			// dropped through heat.conf's host_connection.
-			if rec.HeatType == Container || rec.HeatType == Pod {
-				if err := podheat.StopHeat(c, heatDir, 15*time.Second); err != nil {
-					return nil, err
-				}
-			} else if err := proc.StopGroup(rec.Process.PGID, 15*time.Second, 10*time.Second); err != nil {
+			// dropped through heat.conf's host database.
+			if err := b.StopHeat(c, spec, rec); err != nil {
 				return nil, err
 			}
-			return RemoveDatabase(c, heatDir, "", logf, func(string) {})
+			return d.DropDatabase(c, nil, logf)
 		}})
 	if err != nil {
 		logf("dump failed, keeping the database: %v", err)
@@ -173,11 +196,9 @@ func teardownAfterOwner(heatDir string, rec *Record, logf func(string, ...any)) 
 	} else {
 		logf("%s", r.Msg)
 	}
-	o := Options{State: Stopped, HeatDir: heatDir, Warn: logf}
-	if _, err := Run(ctx, o); err != nil {
+	if _, err := l.stop(ctx); err != nil {
 		logf("stopping Heat: %v", err)
 		code = 1
 	}
-	os.Remove(filepath.Join(heatDir, WatchdogFile))
 	return code
 }

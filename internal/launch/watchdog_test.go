@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 
@@ -37,12 +37,12 @@ func TestWatchdogTearsDownWhenOwnerDies(t *testing.T) {
 	out := run(t, o, Started)
 	createStack(t, out.Endpoint, "interrupted")
 	// A second launch with the same owner keeps the same watchdog.
-	wd := o.readWatchdog()
-	if wd == nil {
+	wd, ok := WatchdogOf(o.HeatDir)
+	if !ok {
 		t.Fatal("no watchdog record")
 	}
 	run(t, o, Started)
-	if wd2 := o.readWatchdog(); wd2 == nil || wd2.Process.PID != wd.Process.PID {
+	if wd2, ok := WatchdogOf(o.HeatDir); !ok || wd2.PID != wd.PID {
 		t.Fatal("watchdog replaced on an idempotent launch")
 	}
 
@@ -53,20 +53,17 @@ func TestWatchdogTearsDownWhenOwnerDies(t *testing.T) {
 	// the test waits for the watchdog process itself to end.
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
-		if alive, _ := wd.Process.Check(); !alive {
+		if alive, _ := wd.Check(); !alive {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	log, _ := os.ReadFile(filepath.Join(o.HeatDir, heatconf.LogDir, "watchdog.log"))
-	if alive, _ := wd.Process.Check(); alive {
+	log, _ := os.ReadFile(filepath.Join(o.HeatDir, heatdir.LogDir, heatdir.WatchdogLog))
+	if alive, _ := wd.Check(); alive {
 		t.Fatalf("watchdog still running 90 s after its owner died:\n%s", log)
 	}
-	if _, err := os.Stat(filepath.Join(o.HeatDir, StateFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.RecordFile)); !os.IsNotExist(err) {
 		t.Fatalf("launch record left after the watchdog exited (%v):\n%s", err, log)
-	}
-	if _, err := os.Stat(filepath.Join(o.HeatDir, WatchdogFile)); !os.IsNotExist(err) {
-		t.Fatalf("watchdog record left after the watchdog exited (%v):\n%s", err, log)
 	}
 	assertNoHeat(t, o)
 	list, _ := dumps.List(o.HeatDir)
@@ -77,7 +74,7 @@ func TestWatchdogTearsDownWhenOwnerDies(t *testing.T) {
 	if err != nil || m == nil || len(m.Stacks) != 1 || m.Stacks[0].Name != "interrupted" {
 		t.Fatalf("dump manifest %+v %v", m, err)
 	}
-	if _, err := os.Stat(filepath.Join(o.HeatDir, SQLiteFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.SQLiteFile)); !os.IsNotExist(err) {
 		t.Fatalf("database not wiped:\n%s", log)
 	}
 }
@@ -90,15 +87,15 @@ func TestStopEndsWatchdog(t *testing.T) {
 	o.OwnerPID = os.Getpid()
 	o.WatchdogCommand = []string{bin}
 	run(t, o, Started)
-	wd := o.readWatchdog()
-	if wd == nil {
+	wd, ok := WatchdogOf(o.HeatDir)
+	if !ok {
 		t.Fatal("no watchdog")
 	}
 	run(t, o, Stopped)
-	if alive, _ := wd.Process.Check(); alive {
+	if alive, _ := wd.Check(); alive {
 		t.Fatal("watchdog survived a stop")
 	}
-	if len(proc.GroupMembers(wd.Process.PGID)) != 0 {
+	if len(proc.GroupMembers(wd.PGID)) != 0 {
 		t.Fatal("watchdog group members left")
 	}
 	if _, err := Run(context.Background(), Options{State: Started, HeatDir: o.HeatDir, APIPort: o.APIPort, OwnerPID: 999999999}); err == nil {

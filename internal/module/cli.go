@@ -127,7 +127,11 @@ func flagList(spec *Spec) []string {
 	return append(out, "--check", "--diff", "--json", "--help")
 }
 
-// Usage prints the command-line help of a module.
+// Usage prints the command-line help of a module. Each parameter is one line,
+// in a form ParseHelp reads back (so tests can hold --help against the
+// module's documentation):
+//
+//	--flag-name   HELP (TYPE[ of ELEMENTS][: how to give it]) [required; default D; one of A|B]
 func Usage(spec *Spec, w io.Writer) {
 	fmt.Fprintf(w, "%s: %s\n\nUsage: %s [--check] [--diff] [--json] [flags]\n", spec.Name, spec.Short, spec.Name)
 	fmt.Fprintf(w, "       %s ARGS_FILE   (as an Ansible module)\n\nFlags:\n", spec.Name)
@@ -137,16 +141,19 @@ func Usage(spec *Spec, w io.Writer) {
 			notes = append(notes, "required")
 		}
 		if p.Default != nil {
-			notes = append(notes, fmt.Sprintf("default %v", p.Default))
+			notes = append(notes, "default "+formatDefault(p.Default))
 		}
 		if len(p.Choices) > 0 {
 			notes = append(notes, "one of "+strings.Join(p.Choices, "|"))
 		}
-		typ := string(p.Type)
-		if p.Type == List {
-			typ = "list, repeat or comma-separate"
-		} else if p.Type == Dict {
-			typ = "key=value (repeat) or JSON"
+		typ := typeName(p.Type)
+		switch p.Type {
+		case List:
+			typ = "list of " + typeName(p.Elements) + ": repeat or comma-separate"
+		case Dict:
+			typ = "dict: key=value, repeated, or JSON"
+		case Bool:
+			typ = "bool: " + flagName(p.Name) + " or --no-" + flagName(p.Name)[2:]
 		}
 		n := ""
 		if len(notes) > 0 {
@@ -156,6 +163,30 @@ func Usage(spec *Spec, w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %-24s %s\n  %-24s %s\n  %-24s %s\n", "--check", "report what would change, change nothing",
 		"--diff", "show what changes", "--json", "print the result as JSON (as Ansible sees it)")
+}
+
+// typeName is a parameter type's Ansible name (str when unset).
+func typeName(t Type) string {
+	if t == "" {
+		return string(Str)
+	}
+	return string(t)
+}
+
+// formatDefault writes a default as --help shows it: a list comma-separated
+// (as the flag takes it), anything else as fmt prints it.
+func formatDefault(v any) string {
+	switch x := v.(type) {
+	case []string:
+		return strings.Join(x, ",")
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = fmt.Sprint(e)
+		}
+		return strings.Join(parts, ",")
+	}
+	return fmt.Sprint(v)
 }
 
 // summarize prints a human summary of a result and returns the exit code.

@@ -1,7 +1,8 @@
 // Package proc starts detached server processes and finds them again: a
-// process record (pid, start time, boot, command line) that a recycled pid can
-// never match, stopping a whole process group, and finding which process
-// listens on a TCP port. It reads Linux's /proc.
+// process record (pid, start time, boot, command line, and a tag in its
+// environment) that neither a recycled pid nor an unrelated process can
+// match, stopping a whole process group, and finding which process listens
+// on a TCP port. It reads Linux's /proc.
 package proc
 
 import (
@@ -24,7 +25,16 @@ type Record struct {
 	StartTicks uint64   `json:"start_ticks"`
 	BootID     string   `json:"boot_id"`
 	Cmdline    []string `json:"cmdline"`
+	// Tag is an entry of the process's environment (TagVar=ID) that Start
+	// put there: only a process we started has it.
+	Tag string `json:"tag,omitempty"`
 }
+
+// TagVar is the environment variable of a Record's tag.
+const TagVar = "EPHEMERAL_HEAT_LAUNCH"
+
+// Tag is the environment entry that marks the processes of one launch.
+func Tag(id string) string { return TagVar + "=" + id }
 
 // Info is what /proc says about a pid right now.
 type Info struct {
@@ -88,8 +98,11 @@ func BootID() string {
 	return strings.TrimSpace(string(b))
 }
 
-// Check tells whether the process a record describes is still running. When it
-// is not, reason says why (gone, zombie, or the pid now belongs to something else).
+// Check tells whether the process a record describes is still running, and
+// is the one recorded: same pid, start time, boot, command line, and its
+// tag in its environment. When it is not, reason says why (gone, zombie, the
+// pid now belongs to something else, or nothing proves it is ours). Only a
+// record that checks out may be signalled.
 func (r Record) Check() (alive bool, reason string) {
 	if r.PID <= 0 {
 		return false, "the record has no pid"
@@ -107,7 +120,53 @@ func (r Record) Check() (alive bool, reason string) {
 	if info.StartTicks != r.StartTicks || strings.Join(info.Cmdline, " ") != strings.Join(r.Cmdline, " ") {
 		return false, fmt.Sprintf("pid %d now belongs to another process (%s)", r.PID, strings.Join(info.Cmdline, " "))
 	}
+	if r.Tag == "" {
+		return false, fmt.Sprintf("pid %d (%s) is not proven ours: its record has no launch tag (an older release wrote it); "+
+			"it is left alone: stop it by hand if it is our Heat", r.PID, strings.Join(info.Cmdline, " "))
+	}
+	if !HasTag(r.PID, r.Tag) {
+		return false, fmt.Sprintf("pid %d (%s) lacks our launch tag: it is another process, left alone", r.PID, strings.Join(info.Cmdline, " "))
+	}
 	return true, ""
+}
+
+// HasTag reports whether the environment pid started with holds tag.
+// A process whose environment cannot be read (another user's) has none.
+func HasTag(pid int, tag string) bool {
+	if tag == "" {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return false
+	}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if string(kv) == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// FindTagged lists the live processes (not the caller) whose environment
+// holds tag: those a launch started, and their children.
+func FindTagged(tag string) []Info {
+	if tag == "" {
+		return nil
+	}
+	ents, _ := os.ReadDir("/proc")
+	var out []Info
+	self := os.Getpid()
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self || !HasTag(pid, tag) {
+			continue
+		}
+		if info, err := Inspect(pid); err == nil && !info.Zombie() {
+			out = append(out, info)
+		}
+	}
+	return out
 }
 
 // Started is a process started by Start.
@@ -130,8 +189,9 @@ func (s *Started) Exited() (bool, error) {
 
 // Start runs argv detached: in a new session and process group, stdin from
 // /dev/null, stdout and stderr appended to logPath, so it outlives the caller
-// and holds none of its file descriptors.
-func Start(argv []string, dir, logPath string, env []string) (*Started, error) {
+// and holds none of its file descriptors. tag (Tag(id)) is added to its
+// environment and to the record.
+func Start(argv []string, dir, logPath string, env []string, tag string) (*Started, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("empty command")
 	}
@@ -143,6 +203,9 @@ func Start(argv []string, dir, logPath string, env []string) (*Started, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
+	if tag != "" {
+		cmd.Env = append(append([]string(nil), env...), tag)
+	}
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -152,7 +215,7 @@ func Start(argv []string, dir, logPath string, env []string) (*Started, error) {
 	s := &Started{cmd: cmd, done: make(chan struct{})}
 	go func() { s.err = cmd.Wait(); close(s.done) }()
 	pid := cmd.Process.Pid
-	rec := Record{PID: pid, PGID: pid, BootID: BootID(), Cmdline: append([]string(nil), argv...)}
+	rec := Record{PID: pid, PGID: pid, BootID: BootID(), Cmdline: append([]string(nil), argv...), Tag: tag}
 	// The exec may not have happened yet; wait until /proc shows the new
 	// command line so the record matches what later checks read.
 	deadline := time.Now().Add(5 * time.Second)
@@ -191,7 +254,9 @@ func GroupMembers(pgid int) []int {
 }
 
 // FindByArg lists live pids whose command line contains arg as one argument
-// (for example the path of a config file only one server uses).
+// (for example the path of a config file). Anyone can start a process with
+// any argument: this is for diagnostics and tests, never a reason to signal
+// a process (see Record.Check, FindTagged).
 func FindByArg(arg string) []Info {
 	ents, _ := os.ReadDir("/proc")
 	var out []Info
@@ -234,6 +299,38 @@ func StopGroup(pgid int, grace, killWait time.Duration) error {
 		return nil
 	}
 	return fmt.Errorf("processes %v of group %d survived SIGKILL", GroupMembers(pgid), pgid)
+}
+
+// StopPID is StopGroup for one process that is not a group leader: SIGTERM,
+// then SIGKILL after grace.
+func StopPID(pid int, grace, killWait time.Duration) error {
+	if pid <= 1 {
+		return fmt.Errorf("refusing to signal pid %d", pid)
+	}
+	gone := func() bool { info, err := Inspect(pid); return err != nil || info.Zombie() }
+	if gone() {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	if waitFor(gone, grace) {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	if waitFor(gone, killWait) {
+		return nil
+	}
+	return fmt.Errorf("pid %d survived SIGKILL", pid)
+}
+
+func waitFor(cond func() bool, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return true
 }
 
 func waitGroupGone(pgid int, d time.Duration) bool {

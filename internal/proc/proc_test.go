@@ -2,6 +2,7 @@ package proc
 
 import (
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -57,7 +58,8 @@ func TestStartCheckStop(t *testing.T) {
 	}
 	dir := t.TempDir()
 	// A group of two: a shell that ignores TERM and its child.
-	s, err := Start([]string{"/bin/sh", "-c", "trap '' TERM; " + sleep + " 300 & wait"}, dir, filepath.Join(dir, "log"), nil)
+	tag := Tag("test-" + strconv.Itoa(os.Getpid()))
+	s, err := Start([]string{"/bin/sh", "-c", "trap '' TERM; " + sleep + " 300 & wait"}, dir, filepath.Join(dir, "log"), nil, tag)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +78,19 @@ func TestStartCheckStop(t *testing.T) {
 	}
 	if len(FindByArg("trap '' TERM; "+sleep+" 300 & wait")) != 1 {
 		t.Errorf("FindByArg did not find the shell")
+	}
+	// The tag is in the environment of the shell and of its child.
+	if got := FindTagged(tag); len(got) != 2 {
+		t.Errorf("FindTagged found %d processes, want the shell and its sleep: %+v", len(got), got)
+	}
+	// Same pid, start time and command line, but no tag (or another one):
+	// not ours, whatever the record says.
+	for _, tg := range []string{"", Tag("another-launch")} {
+		untagged := rec
+		untagged.Tag = tg
+		if alive, why := untagged.Check(); alive || !strings.Contains(why, "left alone") {
+			t.Errorf("record with tag %q accepted: %v %s", tg, alive, why)
+		}
 	}
 	// A recycled pid: same pid, other start time.
 	fake := rec

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"sort"
 	"strconv"
@@ -14,84 +15,75 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 )
 
+// maxNestedPreview is the most nested-stack resources a top stack may
+// have for previewResources to ask Heat for the nested stacks' preview too.
+// Heat works out a nested preview of every nested stack before it answers
+// (as long as an update, on tripleo-heat-templates ~45 s), and Heat 19 then
+// fails it on THT's stacks anyway (400: a list_concat of values a preview
+// does not have); the top stack's preview takes a few seconds.
+const maxNestedPreview = 20
+
 // previewResources adds to ch the resources an update would touch, from
-// Heat's update preview (show_nested=true). Measured on Heat 19 (Zed): for
-// an unchanged template every resource is "unchanged" (including
-// OS::Heat::RandomString) except resources that are nested stacks
-// (provider templates, ResourceGroup and each of its members), which Heat
-// always lists as "updated"; with show_nested their own resources are
-// listed too, with parent_resource naming the container. An "updated"
-// resource that has such children is therefore not counted as a change: a
-// real change inside it shows as a change of a child.
+// Heat's update preview: the top stack's, and for a stack with at most
+// maxNestedPreview nested-stack resources, with the nested stacks'
+// (show_nested=true). Measured on Heat 19 (Zed): for an unchanged template
+// every resource is "unchanged" (including OS::Heat::RandomString) except
+// resources that are nested stacks (provider templates, ResourceGroup and
+// each of its members), which Heat always lists as "updated"; with
+// show_nested their own resources are listed too, with parent_resource
+// naming the container. An "updated" resource that has such children is
+// therefore not counted as a change: a real change inside it shows as a
+// change of a child. Without the nested preview, the top stack's
+// nested-stack resources count as updated (their properties come from the
+// inputs that changed) and ch.Partial says the detail is partial.
 //
 // The preview is detail for check mode and --diff only: whether to update
-// was decided from the inputs. When Heat cannot preview nested stacks (Heat
-// 19 fails show_nested=true with 400 on tripleo-heat-templates stacks, or
-// 404 once a nested stack's data is broken), the top stack alone is
-// previewed and ch.Partial says so; if no preview works, ch.Partial says
-// that too and the decision stands. When the nested templates use
-// list_concat, the nested preview is not asked for (nestedPreviewFails).
-func (r *Request) previewResources(ctx context.Context, c *heatapi.Client, cur *heatapi.Stack, body []byte, ch *Changes) {
+// was decided from the inputs. An error is returned only when Heat refuses
+// the update itself (a 400 to the top stack's preview, such as an unknown
+// parameter): the update would fail the same way.
+func (r *Request) previewResources(ctx context.Context, c *heatapi.Client, cur *heatapi.Stack, body []byte, ch *Changes) error {
 	ref := cur.Ref()
-	var p *heatapi.UpdatePreview
-	var err error
-	if r.nestedPreviewFails() {
-		err = errNestedListConcat
-	} else {
-		p, err = c.PreviewUpdate(ctx, ref, body, r.o.Existing, true)
-	}
-	var containers map[string]bool
-	if err != nil {
-		nestedErr := err
-		p, err = c.PreviewUpdate(ctx, ref, body, r.o.Existing, false)
-		if err == nil {
-			ch.Partial = fmt.Sprintf("Heat could not preview the nested stacks (%v): the resources listed are the top stack's", shortErr(nestedErr))
-			res, lerr := c.ListResources(ctx, ref, heatapi.ResourceListOpts{})
-			if lerr != nil {
-				err = fmt.Errorf("listing the resources of stack %s: %w", ref, lerr)
-			} else {
-				containers = map[string]bool{}
-				for _, x := range res {
-					if _, ok := x.NestedStack(); ok {
-						containers[x.Name] = true
-					}
-				}
-			}
-		}
+	p, err := c.PreviewUpdate(ctx, ref, body, r.o.Existing, false)
+	var ae *heatapi.APIError
+	if errors.As(err, &ae) && ae.StatusCode == http.StatusBadRequest {
+		return fmt.Errorf("Heat refuses this update of stack %s: %w", ref, err)
 	}
 	if err != nil {
 		ch.Partial = fmt.Sprintf("Heat could not preview the update (%v): no resource detail", shortErr(err))
 		r.o.Warn("%s", ch.Partial)
-		return
+		return nil
 	}
-	res, unseen := classify(p, r.o.Name, containers)
-	ch.Added, ch.Deleted, ch.Replaced, ch.Updated, ch.Unchanged = res.Added, res.Deleted, res.Replaced, res.Updated, res.Unchanged
-	// Nested stacks whose contents Heat did not show may change: their
-	// properties come from the inputs that changed.
-	ch.Updated = append(ch.Updated, unseen...)
-	sort.Strings(ch.Updated)
-}
-
-// errNestedListConcat says why the nested preview was not asked for.
-var errNestedListConcat = errors.New("not asked: Heat 19 fails it with 400 (\"Items to concat must be lists\") when a nested template uses list_concat, as tripleo-heat-templates do")
-
-// nestedPreviewFails tells that Heat's update preview with show_nested
-// would fail for this template tree: Heat 19 evaluates the nested stacks'
-// functions on values a preview does not have, and list_concat then raises
-// (measured on every tripleo-heat-templates tree). Asking anyway costs about
-// as much as the top stack's preview that follows, so check mode asks for
-// the top stack's at once. A template is not parsed for this: its JSON in
-// files is searched for the function's name.
-func (r *Request) nestedPreviewFails() bool {
-	if r.bundle == nil {
-		return false
+	res, err := c.ListResources(ctx, ref, heatapi.ResourceListOpts{})
+	if err != nil {
+		ch.Partial = fmt.Sprintf("listing the resources of stack %s failed (%v): no resource detail", ref, shortErr(err))
+		r.o.Warn("%s", ch.Partial)
+		return nil
 	}
-	for _, content := range r.bundle.Files {
-		if strings.Contains(content, `"list_concat`) {
-			return true
+	containers := map[string]bool{}
+	for _, x := range res {
+		if _, ok := x.NestedStack(); ok {
+			containers[x.Name] = true
 		}
 	}
-	return false
+	if len(containers) > 0 && len(containers) <= maxNestedPreview {
+		nested, err := c.PreviewUpdate(ctx, ref, body, r.o.Existing, true)
+		if err == nil {
+			p, containers = nested, nil
+		} else {
+			// Heat 19 also fails show_nested previews with 404
+			// ("ResourcePropertiesData with id {} not found") once a nested
+			// stack's data is broken, and 400 (a TypeError in
+			// format_stack_resource) when a ResourceGroup grows.
+			ch.Partial = fmt.Sprintf("Heat could not preview the nested stacks (%v): the resources listed are the top stack's", shortErr(err))
+		}
+	} else if len(containers) > maxNestedPreview {
+		ch.Partial = fmt.Sprintf("the top stack has %d nested stacks (more than %d): the resources listed are the top stack's, its nested stacks counted as updated", len(containers), maxNestedPreview)
+	}
+	got, unseen := classify(p, r.o.Name, containers)
+	ch.Added, ch.Deleted, ch.Replaced, ch.Updated, ch.Unchanged = got.Added, got.Deleted, got.Replaced, got.Updated, got.Unchanged
+	ch.Updated = append(ch.Updated, unseen...)
+	sort.Strings(ch.Updated)
+	return nil
 }
 
 // shortErr keeps the first line of an error, at most 300 characters.

@@ -9,6 +9,9 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 )
 
+// heartbeat is the longest a progress report stays silent.
+const heartbeat = 30 * time.Second
+
 // progress shows, in command-line mode, how many resources are done and the
 // events since the operation started, nested stacks included.
 type progress struct {
@@ -18,6 +21,7 @@ type progress struct {
 	marker string
 	start  time.Time
 	last   string // last resource count line
+	lastAt time.Time
 	paths  map[string]string
 }
 
@@ -73,8 +77,9 @@ func (p *progress) poll(ctx context.Context, action string) {
 	if action == "DELETE" {
 		line = fmt.Sprintf("resources remaining: %d", len(res))
 	}
-	if line != p.last {
-		p.last = line
+	// Repeated at least every heartbeat, so a long wait still shows life.
+	if line != p.last || time.Since(p.lastAt) >= heartbeat {
+		p.last, p.lastAt = line, time.Now()
 		p.r.progressf("%s %s", p.elapsed(), line)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -189,6 +190,7 @@ type Request struct {
 	// envFiles/envURLs: the environments alone (Existing without template).
 	envFiles map[string]string
 	envURLs  []string
+	masker   *strings.Replacer // hidden values in progress lines
 }
 
 // Prepare validates the options and processes the template and environment
@@ -380,10 +382,23 @@ func (r *Request) Run(ctx context.Context, c *heatapi.Client) (Outcome, error) {
 	return r.update(ctx, c, cur)
 }
 
+// progressf writes a progress line, values of hidden parameters masked.
 func (r *Request) progressf(format string, args ...any) {
-	if r.o.Progress != nil {
-		fmt.Fprintf(r.o.Progress, format+"\n", args...)
+	if r.o.Progress == nil {
+		return
 	}
+	line := fmt.Sprintf(format+"\n", args...)
+	if r.masker == nil {
+		var pairs []string
+		hidden := r.HiddenValues()
+		// Longest first: a value that contains another is masked whole.
+		sort.Slice(hidden, func(i, j int) bool { return len(hidden[i]) > len(hidden[j]) })
+		for _, v := range hidden {
+			pairs = append(pairs, v, "********")
+		}
+		r.masker = strings.NewReplacer(pairs...)
+	}
+	io.WriteString(r.o.Progress, r.masker.Replace(line))
 }
 
 func (r *Request) create(ctx context.Context, c *heatapi.Client) (Outcome, error) {
@@ -579,7 +594,9 @@ func (r *Request) update(ctx context.Context, c *heatapi.Client, cur *heatapi.St
 	// The resources an update would touch: Heat's preview, only where it
 	// is shown (check mode, diff).
 	if r.o.CheckMode || r.o.Diff {
-		r.previewResources(ctx, c, cur, body, ch)
+		if err := r.previewResources(ctx, c, cur, body, ch); err != nil {
+			return Outcome{Action: ActionNone, Stack: infoOf(cur), Preview: ch}, err
+		}
 	}
 	out.Diff = diffOf(r.o.Name, "update", ch)
 	if r.o.CheckMode {

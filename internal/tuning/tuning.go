@@ -8,7 +8,7 @@ package tuning
 import (
 	"strings"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 )
 
 // What a tuning setting is measured on (bench/results.md).
@@ -58,9 +58,9 @@ var settings = []Setting{
 	},
 	{
 		Name:  "sqlite_pool",
-		Title: "[database] connection_parameters = plugin=" + heatconf.SQLitePoolPlugin,
-		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatconf.SQLitePoolPlugin}},
-		What: "A SQLAlchemy engine plugin of ours (" + heatconf.PythonDir + "/" + heatconf.SQLitePoolPlugin + ".py in the heat_dir, " +
+		Title: "[database] connection_parameters = plugin=" + heatdir.SQLitePoolPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.SQLitePoolPlugin}},
+		What: "A SQLAlchemy engine plugin of ours (" + heatdir.PythonDir + "/" + heatdir.SQLitePoolPlugin + ".py in the heat_dir, " +
 			"on heat-all's and heat-manage's PYTHONPATH) gives the sqlite file database a connection pool (QueuePool, " +
 			"5 kept, no overflow limit) instead of SQLAlchemy 1.4's NullPool, which opens and closes a sqlite connection " +
 			"(PRAGMAs, oslo.db's ping, a parse of the schema) for every database session, thousands per deploy. " +
@@ -71,12 +71,12 @@ var settings = []Setting{
 	},
 	{
 		Name:  "task_wakeup",
-		Title: "[database] connection_parameters = plugin=" + heatconf.TaskWakeupPlugin,
-		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatconf.TaskWakeupPlugin}},
+		Title: "[database] connection_parameters = plugin=" + heatdir.TaskWakeupPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.TaskWakeupPlugin}},
 		What: "The legacy engine steps each stack operation and then sleeps 1 s (scheduler.TaskRunner, hard-coded): a resource " +
 			"that completes in one step still costs a step, so every link of a dependency chain costs a second, and a parent stack " +
-			"notices a finished nested stack only at its next step, at every level of nesting. Our engine plugin (" + heatconf.PythonDir + "/" +
-			heatconf.EngineModule + ".py) ends a stack's step sleep early: at once when the previous step changed the state of one of " +
+			"notices a finished nested stack only at its next step, at every level of nesting. Our engine plugin (" + heatdir.PythonDir + "/" +
+			heatdir.EngineModule + ".py) ends a stack's step sleep early: at once when the previous step changed the state of one of " +
 			"its resources, and as soon as one of its nested stacks has stored its final state and released its lock; otherwise after " +
 			"Heat's own second. What a step does, timeouts and cancellation are Heat's code, unchanged. It checks Heat's internals " +
 			"first (Heat 19) and, if they differ, logs a warning once and leaves Heat unchanged. Cost: more steps (each polls the " +
@@ -86,8 +86,8 @@ var settings = []Setting{
 	},
 	{
 		Name:  "sqlite_no_ping",
-		Title: "[database] connection_parameters = plugin=" + heatconf.SQLiteNoPingPlugin,
-		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatconf.SQLiteNoPingPlugin}},
+		Title: "[database] connection_parameters = plugin=" + heatdir.SQLiteNoPingPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.SQLiteNoPingPlugin}},
 		What: "oslo.db runs \"SELECT 1\" every time a database session takes a connection, to notice a database server that went " +
 			"away; a sqlite file has no server. Our engine plugin skips that ping for sqlite (MySQL keeps it). Cost: none; " +
 			"a sqlite file that cannot be read fails the statement itself instead of the ping.",
@@ -95,8 +95,8 @@ var settings = []Setting{
 	},
 	{
 		Name:  "sqlite_fk_indexes",
-		Title: "[database] connection_parameters = plugin=" + heatconf.SQLiteFKIndexesPlugin,
-		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatconf.SQLiteFKIndexesPlugin}},
+		Title: "[database] connection_parameters = plugin=" + heatdir.SQLiteFKIndexesPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.SQLiteFKIndexesPlugin}},
 		What: "Heat's schema declares foreign keys (resource.stack_id, event.stack_id, resource_data.resource_id, ...) without " +
 			"indexes: MySQL's InnoDB indexes every foreign key itself, sqlite does not, so on sqlite each \"resources (or events) of " +
 			"this stack\" query reads the whole table, and costs more as the deploy grows. Our engine plugin creates, when heat-all " +
@@ -107,8 +107,8 @@ var settings = []Setting{
 	},
 	{
 		Name:  "sql_cache_json",
-		Title: "[database] connection_parameters = plugin=" + heatconf.SQLCacheJSONPlugin,
-		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatconf.SQLCacheJSONPlugin}},
+		Title: "[database] connection_parameters = plugin=" + heatdir.SQLCacheJSONPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.SQLCacheJSONPlugin}},
 		What: "SQLAlchemy 1.4 caches compiled statements, except those on a column type that does not declare itself cacheable: Heat 19's " +
 			"Json type (stacks, resources, events, templates) does not (\"TypeDecorator Json() will not produce a cache key\" in the " +
 			"log), so most of Heat's statements are compiled anew each time. Our engine plugin declares it cacheable (cache_ok); " +
@@ -118,8 +118,8 @@ var settings = []Setting{
 	},
 	{
 		Name:  "fake_rpc_wakeup",
-		Title: "[database] connection_parameters = plugin=" + heatconf.FakeRPCWakeupPlugin,
-		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatconf.FakeRPCWakeupPlugin}},
+		Title: "[database] connection_parameters = plugin=" + heatdir.FakeRPCWakeupPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.FakeRPCWakeupPlugin}},
 		What: "heat-all on transport_url fake:// passes its RPC messages (API to engine, a stack to its nested stacks) through " +
 			"oslo.messaging's in-process fake driver, whose listeners look at their queues every 50 ms: each message waits 25 ms on " +
 			"average, and every nested stack create, update or delete is one. Our engine plugin makes a listener wait for a message " +

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/podheat"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/podheat"
 )
 
 var spec = &module.Spec{
@@ -18,7 +18,7 @@ var spec = &module.Spec{
 	Params: []module.Param{
 		{Name: "state", Default: launch.Started, Choices: []string{launch.Started, launch.Stopped, launch.Absent},
 			Help: "started, stopped (keep the database) or absent (also remove the database)"},
-		{Name: "heat_type", Default: launch.Native, Choices: []string{launch.Native, launch.Container, launch.Pod},
+		{Name: "heat_type", Default: launch.Native, Choices: launch.HeatTypes(),
 			Help: "how Heat runs"},
 		{Name: "heat_dir", Type: module.Path, Required: true, Help: "directory holding Heat's config, logs and database"},
 		{Name: "api_port", Type: module.Int, Default: 8006, Help: "port of the Heat API"},
@@ -26,6 +26,7 @@ var spec = &module.Spec{
 		{Name: "database", Default: launch.SQLite, Choices: []string{launch.SQLite, launch.MySQL}, Help: "database backend"},
 		{Name: "database_url", NoLog: true, Help: "an existing MySQL for database=mysql, mysql://USER:PASSWORD@HOST:PORT/[DB]"},
 		{Name: "restore_db", Type: module.Bool, Default: false, Help: "load the newest database dump before starting"},
+		{Name: "restore_from", Type: module.Path, Help: "the dump to load (implies restore_db): a file, or a directory for its newest dump (a tripleoclient working dir)"},
 		{Name: "timeout", Type: module.Int, Default: 180, Help: "seconds to wait for the API to answer"},
 		{Name: "heat_all_command", Default: "heat-all", Help: "the heat-all executable (heat-manage is looked up beside it)"},
 		{Name: "image", Default: podheat.DefaultImage, Help: "container/pod: the Heat image (make heat-image builds it)"},
@@ -49,6 +50,7 @@ func run(ctx *module.Context) (module.Result, error) {
 		Database:       p.Str("database"),
 		DatabaseURL:    p.Str("database_url"),
 		RestoreDB:      p.Bool("restore_db"),
+		RestoreFrom:    p.Str("restore_from"),
 		Timeout:        time.Duration(p.Int("timeout")) * time.Second,
 		HeatAllCommand: p.Str("heat_all_command"),
 		Image:          podmanParam(p, "image"),
@@ -76,6 +78,9 @@ func run(ctx *module.Context) (module.Result, error) {
 	}
 	if out.Restored != "" {
 		res["restored"] = out.Restored
+	}
+	if len(out.Reset) > 0 {
+		res["reset_stacks"] = out.Reset
 	}
 	if out.PodmanName != "" {
 		res["podman_name"] = out.PodmanName

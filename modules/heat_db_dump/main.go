@@ -5,9 +5,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 )
 
@@ -17,7 +20,7 @@ var spec = &module.Spec{
 	Params: []module.Param{
 		{Name: "heat_dir", Type: module.Path, Required: true, Help: "the heat_dir; its heat.conf names the database"},
 		{Name: "state", Default: "dumped", Choices: []string{"dumped", "restored"}, Help: "dump the database, or restore a dump into it"},
-		{Name: "dest", Type: module.Path, Help: "dumped: file to write (default a timestamped file in heat_dir); restored: dump to load (default the newest)"},
+		{Name: "dest", Type: module.Path, Help: "dumped: file to write (default a timestamped file in heat_dir); restored: dump to load (default the newest in heat_dir), ours or tripleoclient's heat-db.sql-*.tar.bzip2, or a directory for its newest dump"},
 		{Name: "compress", Default: dumps.Gzip, Choices: []string{dumps.Gzip, dumps.None}, Help: "compression of a new dump"},
 		{Name: "wipe", Type: module.Bool, Default: false, Help: "after a verified dump, drop the live database"},
 		{Name: "keep", Type: module.Int, Default: 5, Help: "older dumps to keep in heat_dir"},
@@ -28,20 +31,44 @@ var spec = &module.Spec{
 func run(ctx *module.Context) (module.Result, error) {
 	p := ctx.Params
 	bg := context.Background()
+	d, err := heatdir.At(p.Str("heat_dir"))
+	if err != nil {
+		return module.Result{"changed": false}, err
+	}
+	// The heat_dir must be ours; a launch, stop or restore on it waits for
+	// this run, and this run for them.
+	if err := d.Guard(); err != nil {
+		return module.Result{"changed": false}, err
+	}
+	var admin *heatdb.DB
+	if u := p.Str("database_url"); u != "" {
+		a, err := heatdb.ParseAdmin(u)
+		if err != nil {
+			return module.Result{"changed": false}, fmt.Errorf("database_url %w", err)
+		}
+		ctx.AddSecret(a.Password)
+		admin = &a
+	}
+	if !ctx.CheckMode && d.Exists() {
+		lock, err := d.Lock(bg, heatdir.DefaultLockWait)
+		if err != nil {
+			return module.Result{"changed": false}, err
+		}
+		defer lock.Unlock()
+	}
 	var r dumps.Result
-	var err error
 	if p.Str("state") == "restored" {
-		r, err = dumps.Restore(bg, dumps.RestoreOptions{HeatDir: p.Str("heat_dir"), Dump: p.Str("dest"),
+		r, err = dumps.Restore(bg, dumps.RestoreOptions{HeatDir: d.Path(), Dump: p.Str("dest"),
 			CheckMode: ctx.CheckMode, Warn: ctx.Warn, Secret: ctx.AddSecret})
 	} else {
-		heatDir, adminURL := p.Str("heat_dir"), p.Str("database_url")
-		r, err = dumps.Dump(bg, dumps.DumpOptions{HeatDir: heatDir, Dest: p.Str("dest"), Compress: p.Str("compress"),
+		r, err = dumps.Dump(bg, dumps.DumpOptions{HeatDir: d.Path(), Dest: p.Str("dest"), Compress: p.Str("compress"),
 			Keep: p.Int("keep"), Wipe: p.Bool("wipe"), CheckMode: ctx.CheckMode, Warn: ctx.Warn, Secret: ctx.AddSecret,
 			WipeFunc: func(c context.Context) ([]string, error) {
-				if running, ep := launch.HeatRunning(heatDir); running {
+				// Any backend: its recorded process, or its API answering.
+				if running, ep := backend.Running(c, d); running {
 					ctx.Warn("Heat is still running at %s on the wiped database: stop it (ephemeral_heat_launch state=stopped)", ep)
 				}
-				return launch.RemoveDatabase(c, heatDir, adminURL, ctx.Warn, ctx.AddSecret)
+				return d.DropDatabase(c, admin, ctx.Warn)
 			}})
 	}
 	stacks := make([]map[string]any, 0, len(r.Stacks))
@@ -60,6 +87,9 @@ func run(ctx *module.Context) (module.Result, error) {
 	}
 	if r.Backup != "" {
 		res["backup"] = r.Backup
+	}
+	if r.CopiedFrom != "" {
+		res["copied_from"] = r.CopiedFrom
 	}
 	if r.Changed {
 		res["diff"] = map[string]any{"before": map[string]any{}, "after": map[string]any{"path": r.Path, "wiped": r.Wiped}}

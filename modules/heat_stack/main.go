@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
@@ -28,6 +29,7 @@ var spec = &module.Spec{
 		{Name: "wait", Type: module.Bool, Default: true, Help: "wait for the stack to reach a final status"},
 		{Name: "existing", Type: module.Bool, Default: false, Help: "update with PATCH: keep what is not given"},
 		{Name: "digest_only", Type: module.Bool, Default: false, Help: "only process the template and environments and return inputs_digest; Heat is not contacted"},
+		{Name: "progress_file", Type: module.Path, Help: "write live progress (resources complete, events) to this file, anew at each run"},
 		{Name: "heat_dir", Type: module.Path, Help: "use the ephemeral Heat launched in this directory"},
 		{Name: "endpoint", Help: "no-auth Heat endpoint, e.g. http://127.0.0.1:8006/v1/admin"},
 		{Name: "cloud", Help: "clouds.yaml cloud of an existing Heat (Keystone password auth)"},
@@ -59,6 +61,27 @@ func run(ctx *module.Context) (module.Result, error) {
 	if ctx.Interactive {
 		opts.Progress = ctx.Progress
 	}
+	if pf := p.Str("progress_file"); pf != "" && !p.Bool("digest_only") {
+		log, err := stack.OpenProgressLog(pf)
+		if err != nil {
+			return module.Result{"changed": false}, err
+		}
+		defer log.Close()
+		if opts.Progress != nil {
+			opts.Progress = io.MultiWriter(opts.Progress, log)
+		} else {
+			opts.Progress = log
+		}
+		res, err := runStack(ctx, opts)
+		log.Finish(res, err)
+		return res, err
+	}
+	return runStack(ctx, opts)
+}
+
+// runStack runs heat_stack with opts.
+func runStack(ctx *module.Context, opts stack.Options) (module.Result, error) {
+	p := ctx.Params
 	var given []string
 	for _, n := range whereHeat {
 		if p.Given(n) {

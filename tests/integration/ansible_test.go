@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 )
@@ -111,10 +112,29 @@ func TestLaunchThroughAnsible(t *testing.T) {
 			t.Fatalf("%s: heat_dir exists=%v, want %v", s.name, err == nil, s.wantDir)
 		}
 		if !s.wantUp {
-			if ps := proc.FindByArg(filepath.Join(dir, heatconf.HeatConf)); len(ps) != 0 {
+			if ps := proc.FindByArg(filepath.Join(dir, heatdir.HeatConf)); len(ps) != 0 {
 				t.Fatalf("%s: Heat processes left: %+v", s.name, ps)
 			}
 		}
+	}
+}
+
+// module_defaults with the action group group/ephemeral.heat.heat sets
+// heat_dir once for every module that takes it (meta/runtime.yml).
+func TestModuleDefaultsGroup(t *testing.T) {
+	heattest.RequireHeat(t)
+	env := ansibleEnv(t)
+	dir := filepath.Join(t.TempDir(), "heat-launcher")
+	port, _ := proc.FreePort()
+	vars := []string{"-e", "heat_dir=" + dir, "-e", fmt.Sprintf("api_port=%d", port),
+		"-e", "template=" + filepath.Join(repoRoot(t), "tests", "integration", "testdata", "tiny.yaml"),
+		"-e", "cd_dest=" + filepath.Join(t.TempDir(), "config-download")}
+	t.Cleanup(func() {
+		playbook(t, env, filepath.Join("playbooks", "launch.yml"), "-e", "heat_dir="+dir,
+			"-e", fmt.Sprintf("api_port=%d", port), "-e", "heat_state=absent")
+	})
+	if _, failed, out := playbook(t, env, filepath.Join("playbooks", "module_defaults.yml"), vars...); failed != 0 {
+		t.Fatalf("the play failed:\n%s", out)
 	}
 }
 
@@ -137,9 +157,62 @@ func TestModuleFailureThroughAnsible(t *testing.T) {
 	}
 }
 
+// installedModules lists the modules of the installed collection by their
+// sidecar docs, and fails unless each has its binary and each binary its docs.
+func installedModules(t *testing.T) (dir string, names []string) {
+	t.Helper()
+	ansibleEnv(t) // fails with what to do when the collection is not installed
+	dir = filepath.Join(repoRoot(t), ".collections", "ansible_collections", "ephemeral", "heat", "plugins", "modules")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, bins := map[string]bool{}, map[string]bool{}
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".yml"); ok {
+			docs[n] = true
+			names = append(names, n)
+		} else {
+			bins[e.Name()] = true
+		}
+	}
+	for n := range docs {
+		if !bins[n] {
+			t.Errorf("module %s is documented but has no binary in %s", n, dir)
+		}
+	}
+	for n := range bins {
+		if !docs[n] {
+			t.Errorf("binary %s in %s has no sidecar documentation %s.yml", n, dir, n)
+		}
+	}
+	if len(names) < 5 {
+		t.Fatalf("only %d modules in %s: %v", len(names), dir, names)
+	}
+	return dir, names
+}
+
+// TestHelpMatchesDocs holds the --help of every installed module binary
+// against its sidecar documentation: the same options, types, elements,
+// required flags, defaults and choices.
+func TestHelpMatchesDocs(t *testing.T) {
+	dir, names := installedModules(t)
+	for _, m := range names {
+		out, err := exec.Command(filepath.Join(dir, m), "--help").Output()
+		if err != nil {
+			t.Errorf("%s --help: %v", m, err)
+			continue
+		}
+		if err := module.CheckHelp(out, filepath.Join(dir, m+".yml")); err != nil {
+			t.Errorf("%s: %v", m, err)
+		}
+	}
+}
+
 func TestAnsibleDoc(t *testing.T) {
 	env := ansibleEnv(t)
-	for _, m := range []string{"ephemeral_heat_launch", "heat_stack", "heat_db_dump", "overcloud_precheck", "config_download"} {
+	_, names := installedModules(t)
+	for _, m := range names {
 		cmd := exec.Command("ansible-doc", "ephemeral.heat."+m)
 		cmd.Env = append(env, "PAGER=cat")
 		b, err := cmd.CombinedOutput()

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 )
@@ -54,7 +54,7 @@ func TestDeploySkipFollowsEveryFileSent(t *testing.T) {
 	if len(first) != 1 {
 		t.Fatalf("first deploy left dumps %v", first)
 	}
-	logDir := filepath.Join(heatDir, heatconf.LogDir)
+	logDir := filepath.Join(heatDir, heatdir.LogDir)
 	before := dirState(t, logDir)
 
 	// Identical inputs: nothing runs.

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatconf"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
@@ -22,7 +22,7 @@ import (
 
 // stackInProgress reports whether the Heat of heatDir shows stack name CREATE_IN_PROGRESS.
 func stackInProgress(heatDir, name string) bool {
-	ini, err := heatconf.ReadINI(filepath.Join(heatDir, heatconf.HeatConf))
+	ini, err := heatdir.ReadINI(filepath.Join(heatDir, heatdir.HeatConf))
 	if err != nil {
 		return false
 	}
@@ -74,7 +74,7 @@ func TestSIGINTDuringStackCreateTearsDown(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		// Whatever happens, leave no Heat behind.
-		for _, p := range proc.FindByArg(filepath.Join(heatDir, heatconf.HeatConf)) {
+		for _, p := range proc.FindByArg(filepath.Join(heatDir, heatdir.HeatConf)) {
 			proc.StopGroup(p.PGID, time.Second, 5*time.Second)
 		}
 	})
@@ -110,7 +110,7 @@ func TestSIGINTDuringStackCreateTearsDown(t *testing.T) {
 	// Teardown: no Heat, a verified dump holding the interrupted stack.
 	deadline = time.Now().Add(2 * time.Minute)
 	for {
-		gone := len(proc.FindByArg(filepath.Join(heatDir, heatconf.HeatConf))) == 0
+		gone := len(proc.FindByArg(filepath.Join(heatDir, heatdir.HeatConf))) == 0
 		list, _ := dumps.List(heatDir)
 		// The watchdog's work is done when its process ends.
 		wdAlive, _ := wd.Check()
@@ -125,7 +125,7 @@ func TestSIGINTDuringStackCreateTearsDown(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			wlog, _ := os.ReadFile(filepath.Join(heatDir, heatconf.LogDir, "watchdog.log"))
+			wlog, _ := os.ReadFile(filepath.Join(heatDir, heatdir.LogDir, heatdir.WatchdogLog))
 			t.Fatalf("after SIGINT: Heat gone=%v, dumps=%v, watchdog running=%v\nwatchdog log:\n%s\nplaybook:\n%s", gone, list, wdAlive, wlog, out.String())
 		}
 		time.Sleep(time.Second)

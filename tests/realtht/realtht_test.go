@@ -2,6 +2,7 @@ package realtht
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,6 +37,8 @@ type Suite struct {
 	// outcome on it.
 	Stack   heatapi.StackRef
 	Outcome stack.Outcome
+	// Params are the module parameters the steps added (nil: none).
+	Params map[string]any
 }
 
 // StackOptions are heat_stack's options for the suite's workload: what
@@ -80,14 +83,22 @@ type step struct {
 //
 //	create        CREATE_COMPLETE, resources/stacks/outputs as measured
 //	outputs       read-only
-//	(to come, in this order: identical re-run → changed=false, no UPDATE
-//	 event; check mode with one changed parameter; apply it; edited nested
-//	 template through an environment; hidden output-only parameter;
-//	 config-download parity; scale-down Compute 3 → remove compute-1, which
-//	 needs ComputeCount 3 in suiteOptions)
+//	rerun         identical inputs: changed=false, no UPDATE event
+//	parameter     check mode sees CloudName (no update), then applies it
+//	rerun-param   identical re-run after it
+//	deep-edit     check mode sees an edited service template named only by
+//	              the registry (no update), then applies it
+//	rerun-edit    identical re-run after it
+//	(to come: config-download parity; scale-down Compute 3 → remove
+//	 compute-1, which needs ComputeCount 3 in suiteOptions)
 var steps = []step{
 	{"create", stepCreate},
 	{"outputs", stepOutputs},
+	{"rerun", stepRerun},
+	{"parameter", stepParameter},
+	{"rerun-param", stepRerun},
+	{"deep-edit", stepDeepEdit},
+	{"rerun-edit", stepRerun},
 }
 
 // suiteOptions are the workload's options. THT and tripleo-common come from
@@ -301,4 +312,13 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

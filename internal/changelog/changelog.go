@@ -1,0 +1,370 @@
+// Package changelog reads and writes the collection's release notes in the
+// format antsibull-changelog uses (changelogs/config.yaml,
+// changelogs/changelog.yaml, changelogs/fragments/*.yml) and renders them as
+// CHANGELOG.rst the way antsibull-changelog lays it out. antsibull-changelog
+// is not packaged by Debian; this is the subset the collection needs:
+// fragments, a release that folds them in with the new modules, roles and
+// playbooks, and the rendering.
+package changelog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+)
+
+// Config is the part of changelogs/config.yaml this package reads.
+type Config struct {
+	Title               string     `yaml:"title"`
+	ChangesFile         string     `yaml:"changes_file"`
+	NotesDir            string     `yaml:"notesdir"`
+	Output              string     `yaml:"changelog_filename_template"`
+	KeepFragments       bool       `yaml:"keep_fragments"`
+	PreludeSectionName  string     `yaml:"prelude_section_name"`
+	PreludeSectionTitle string     `yaml:"prelude_section_title"`
+	TrivialSectionName  string     `yaml:"trivial_section_name"`
+	Sections            [][]string `yaml:"sections"`
+	UseFQCN             bool       `yaml:"use_fqcn"`
+}
+
+// Object is a module, role or playbook a release added.
+// Namespace is "" for a module directly in plugins/modules and null (nil)
+// for a role or playbook, as antsibull-changelog writes them.
+type Object struct {
+	Description string  `yaml:"description"`
+	Name        string  `yaml:"name"`
+	Namespace   *string `yaml:"namespace"`
+}
+
+// Release is one release in changelog.yaml.
+type Release struct {
+	Changes     map[string]any      `yaml:"changes,omitempty"`
+	Fragments   []string            `yaml:"fragments,omitempty"`
+	Modules     []Object            `yaml:"modules,omitempty"`
+	Objects     map[string][]Object `yaml:"objects,omitempty"`
+	ReleaseDate string              `yaml:"release_date"`
+}
+
+// Changelog is changelogs/changelog.yaml.
+type Changelog struct {
+	Ancestor *string            `yaml:"ancestor"`
+	Releases map[string]Release `yaml:"releases"`
+}
+
+// Object kinds of Release.Objects, as antsibull-changelog names them.
+const (
+	KindRole     = "role"
+	KindPlaybook = "playbook"
+)
+
+// Dir is a changelogs/ directory with its configuration.
+type Dir struct {
+	Path   string
+	Config Config
+}
+
+// Open reads changelogs/config.yaml of dir.
+func Open(dir string) (*Dir, error) {
+	p := filepath.Join(dir, "config.yaml")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("reading the changelog configuration: %w", err)
+	}
+	d := &Dir{Path: dir}
+	// Config keys of antsibull-changelog this package does not read are allowed.
+	if err := yaml.Unmarshal(b, &d.Config); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	c := d.Config
+	if c.Title == "" || c.ChangesFile == "" || c.NotesDir == "" || c.Output == "" || c.PreludeSectionName == "" || len(c.Sections) == 0 {
+		return nil, fmt.Errorf("%s: title, changes_file, notesdir, changelog_filename_template, prelude_section_name and sections are required", p)
+	}
+	for _, s := range c.Sections {
+		if len(s) != 2 || s[0] == "" || s[1] == "" {
+			return nil, fmt.Errorf("%s: each entry of sections is [key, title], got %v", p, s)
+		}
+	}
+	return d, nil
+}
+
+// strictYAML decodes b into v, refusing keys v does not have.
+func strictYAML(b []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("not the expected YAML: %w", err)
+	}
+	return nil
+}
+
+// OutputPath is the rendered changelog's path (config's template is relative to changelogs/).
+func (d *Dir) OutputPath() string { return filepath.Join(d.Path, d.Config.Output) }
+
+// sectionKeys are the keys a fragment may use.
+func (d *Dir) sectionKeys() map[string]bool {
+	keys := map[string]bool{d.Config.PreludeSectionName: true}
+	if d.Config.TrivialSectionName != "" {
+		keys[d.Config.TrivialSectionName] = true
+	}
+	for _, s := range d.Config.Sections {
+		keys[s[0]] = true
+	}
+	return keys
+}
+
+// Load reads changelog.yaml.
+func (d *Dir) Load() (*Changelog, error) {
+	p := filepath.Join(d.Path, d.Config.ChangesFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("reading the changelog: %w", err)
+	}
+	var cl Changelog
+	if err := strictYAML(b, &cl); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if cl.Releases == nil {
+		cl.Releases = map[string]Release{}
+	}
+	for v, r := range cl.Releases {
+		if _, err := parseVersion(v); err != nil {
+			return nil, fmt.Errorf("%s: release %q: %w", p, v, err)
+		}
+		if err := d.checkChanges(r.Changes); err != nil {
+			return nil, fmt.Errorf("%s: release %s: %w", p, v, err)
+		}
+	}
+	return &cl, nil
+}
+
+// checkChanges refuses unknown sections and entries of the wrong shape: the
+// prelude is one string, every other section a list of strings.
+func (d *Dir) checkChanges(ch map[string]any) error {
+	keys := d.sectionKeys()
+	for _, k := range sortedKeys(ch) {
+		if !keys[k] {
+			return fmt.Errorf("unknown section %q (sections: %s)", k, strings.Join(sortedKeys(keys), ", "))
+		}
+		switch v := ch[k].(type) {
+		case string:
+			if k != d.Config.PreludeSectionName {
+				return fmt.Errorf("section %s must be a list of strings", k)
+			}
+		case []any:
+			if k == d.Config.PreludeSectionName {
+				return fmt.Errorf("section %s must be one string", k)
+			}
+			for _, e := range v {
+				if s, ok := e.(string); !ok || strings.TrimSpace(s) == "" {
+					return fmt.Errorf("section %s: %v is not a non-empty string", k, e)
+				}
+			}
+		default:
+			return fmt.Errorf("section %s: unexpected %T", k, v)
+		}
+	}
+	return nil
+}
+
+// Fragment is one file of changelogs/fragments.
+type Fragment struct {
+	Name    string
+	Changes map[string]any
+}
+
+// Fragments reads the fragments in name order (files starting with "." are skipped).
+func (d *Dir) Fragments() ([]Fragment, error) {
+	dir := filepath.Join(d.Path, d.Config.NotesDir)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the changelog fragments: %w", err)
+	}
+	var out []Fragment
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() || strings.HasPrefix(n, ".") {
+			continue
+		}
+		if ext := filepath.Ext(n); ext != ".yml" && ext != ".yaml" {
+			return nil, fmt.Errorf("%s: fragments are .yml or .yaml files", filepath.Join(dir, n))
+		}
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return nil, fmt.Errorf("reading a changelog fragment: %w", err)
+		}
+		var ch map[string]any
+		if err := yaml.Unmarshal(b, &ch); err != nil {
+			return nil, fmt.Errorf("%s: not valid YAML: %w", filepath.Join(dir, n), err)
+		}
+		if len(ch) == 0 {
+			return nil, fmt.Errorf("%s: empty fragment", filepath.Join(dir, n))
+		}
+		if err := d.checkChanges(ch); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, n), err)
+		}
+		out = append(out, Fragment{Name: n, Changes: ch})
+	}
+	return out, nil
+}
+
+// Objects are what a collection holds, by kind ("module", KindRole, KindPlaybook).
+type Objects map[string][]Object
+
+// Release folds the fragments into a new release of cl dated date and lists
+// the objects of have that no earlier release added.
+func (d *Dir) Release(cl *Changelog, version, date string, have Objects, frags []Fragment) error {
+	if _, err := parseVersion(version); err != nil {
+		return fmt.Errorf("release %q: %w", version, err)
+	}
+	if _, ok := cl.Releases[version]; ok {
+		return fmt.Errorf("release %s is already in the changelog", version)
+	}
+	if !regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`).MatchString(date) {
+		return fmt.Errorf("release date %q is not YYYY-MM-DD", date)
+	}
+	if len(frags) == 0 {
+		return fmt.Errorf("no changelog fragments in %s: write one for release %s", filepath.Join(d.Path, d.Config.NotesDir), version)
+	}
+	r := Release{Changes: map[string]any{}, ReleaseDate: date}
+	for _, f := range frags {
+		r.Fragments = append(r.Fragments, f.Name)
+		for k, v := range f.Changes {
+			if k == d.Config.PreludeSectionName {
+				if prev, ok := r.Changes[k].(string); ok {
+					v = prev + "\n\n" + v.(string)
+				}
+				r.Changes[k] = v
+				continue
+			}
+			prev, _ := r.Changes[k].([]any)
+			r.Changes[k] = append(prev, v.([]any)...)
+		}
+	}
+	known := map[string]bool{}
+	for _, old := range cl.Releases {
+		for _, m := range old.Modules {
+			known["module/"+m.Name] = true
+		}
+		for kind, list := range old.Objects {
+			for _, o := range list {
+				known[kind+"/"+o.Name] = true
+			}
+		}
+	}
+	for _, kind := range sortedKeys(have) {
+		var added []Object
+		for _, o := range have[kind] {
+			if !known[kind+"/"+o.Name] {
+				added = append(added, o)
+			}
+		}
+		sort.Slice(added, func(i, j int) bool { return added[i].Name < added[j].Name })
+		if len(added) == 0 {
+			continue
+		}
+		if kind == "module" {
+			for i := range added {
+				added[i].Namespace = new(string)
+			}
+			r.Modules = added
+			continue
+		}
+		if r.Objects == nil {
+			r.Objects = map[string][]Object{}
+		}
+		r.Objects[kind] = added
+	}
+	cl.Releases[version] = r
+	return nil
+}
+
+// savedHeader opens changelog.yaml: entries are one line each (as the
+// fragments' folded text), longer than the line length yamllint allows.
+const savedHeader = "# yamllint disable rule:line-length\n# Written by `make changelog` (tools/changelog) in antsibull-changelog's format.\n---\n"
+
+// Save writes changelog.yaml atomically, in antsibull-changelog's layout.
+func (d *Dir) Save(cl *Changelog) error {
+	var buf bytes.Buffer
+	buf.WriteString(savedHeader)
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(cl); err != nil {
+		return fmt.Errorf("encoding the changelog: %w", err)
+	}
+	return fsutil.WriteFileAtomic(filepath.Join(d.Path, d.Config.ChangesFile), buf.Bytes(), 0o644)
+}
+
+// RemoveFragments deletes folded fragments unless the config keeps them.
+func (d *Dir) RemoveFragments(frags []Fragment) error {
+	if d.Config.KeepFragments {
+		return nil
+	}
+	var errs []error
+	for _, f := range frags {
+		if err := os.Remove(filepath.Join(d.Path, d.Config.NotesDir, f.Name)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// version is a semantic version's numbers and pre-release part.
+type version struct {
+	nums [3]int
+	pre  string
+}
+
+func parseVersion(s string) (version, error) {
+	var v version
+	main, pre, _ := strings.Cut(s, "-")
+	main, _, _ = strings.Cut(main, "+")
+	parts := strings.Split(main, ".")
+	if len(parts) != 3 {
+		return v, fmt.Errorf("not a semantic version X.Y.Z")
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return v, fmt.Errorf("not a semantic version X.Y.Z")
+		}
+		v.nums[i] = n
+	}
+	v.pre = pre
+	return v, nil
+}
+
+// newer orders versions newest first (a pre-release before its release).
+func newer(a, b string) bool {
+	va, _ := parseVersion(a)
+	vb, _ := parseVersion(b)
+	if va.nums != vb.nums {
+		for i := range va.nums {
+			if va.nums[i] != vb.nums[i] {
+				return va.nums[i] > vb.nums[i]
+			}
+		}
+	}
+	if (va.pre == "") != (vb.pre == "") {
+		return va.pre == ""
+	}
+	return va.pre > vb.pre
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,249 @@
+package heatdir_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
+)
+
+// heatPython is the interpreter heat-all runs with (its #! line).
+func heatPython(t *testing.T) string {
+	t.Helper()
+	heattest.RequireHeat(t)
+	p, _ := exec.LookPath("heat-all")
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	fields := strings.Fields(strings.TrimPrefix(line, "#!"))
+	if len(fields) == 0 {
+		t.Fatalf("%s has no #! line", p)
+	}
+	return fields[0]
+}
+
+// The plugin, loaded the way Heat loads it (oslo.db's create_engine with
+// [database] connection_parameters), pools sqlite file databases only.
+func TestSQLitePoolPlugin(t *testing.T) {
+	py := heatPython(t)
+	dir := t.TempDir()
+	hd, err := heatdir.At(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hd.WritePythonFiles(); err != nil {
+		t.Fatal(err)
+	}
+	for name := range heatdir.PythonFiles() {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v %v", name, st, err)
+		}
+	}
+	db := filepath.Join(dir, "heat.sqlite")
+	script := `
+import json, sys
+from oslo_db.sqlalchemy import engines
+from sqlalchemy import text
+out = {}
+for name, url, params in json.loads(sys.argv[1]):
+    e = engines.create_engine(url, connection_parameters=params, max_retries=0)
+    r = {"pool": type(e.pool).__name__}
+    if r["pool"] == "QueuePool":
+        r["overflow"] = e.pool._max_overflow
+    if e.dialect.name == "sqlite":
+        with e.connect() as c:
+            first = c.connection.dbapi_connection
+            c.execute(text("select 1"))
+        with e.connect() as c:
+            r["reused"] = c.connection.dbapi_connection is first
+    out[name] = r
+print(json.dumps(out))
+`
+	cases := [][3]string{
+		{"file", "sqlite:///" + db, "plugin=" + heatdir.SQLitePoolPlugin},
+		{"file_stock", "sqlite:///" + db, ""},
+		{"memory", "sqlite://", "plugin=" + heatdir.SQLitePoolPlugin},
+		{"mysql", "mysql+pymysql://heat:pw@127.0.0.1:1/heat", "plugin=" + heatdir.SQLitePoolPlugin},
+	}
+	arg, _ := json.Marshal(cases)
+	cmd := exec.Command(py, "-c", script, string(arg))
+	cmd.Env = heatdir.PythonEnv(os.Environ(), filepath.Join(dir, heatdir.PythonDir))
+	b, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("%s: %v\n%s", py, err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var got map[string]map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	want := map[string]map[string]any{
+		// Pooled, no overflow limit, the connection reused.
+		"file": {"pool": "QueuePool", "overflow": -1.0, "reused": true},
+		// SQLAlchemy 1.4's own choice, what Heat gets without the plugin.
+		"file_stock": {"pool": "NullPool", "reused": false},
+		// oslo.db's own choice for :memory:, untouched.
+		"memory": {"pool": "StaticPool", "reused": true},
+		// MySQL keeps SQLAlchemy's pool and its overflow limit.
+		"mysql": {"pool": "QueuePool", "overflow": 10.0},
+	}
+	for name, w := range want {
+		for k, v := range w {
+			if got[name][k] != v {
+				t.Errorf("%s: %s = %v, want %v (all: %v)", name, k, got[name][k], v, got[name])
+			}
+		}
+	}
+}
+
+// heat.conf and heatrc tell an operator about the PYTHONPATH Heat needs.
+func TestPythonPathRendered(t *testing.T) {
+	c := heatdir.Config{Dir: "/srv/heat", APIPort: 8006, Database: heatdb.DB{Kind: heatdb.SQLite, Path: "/srv/heat/heat.sqlite"}, PythonPath: "/srv/heat/python"}
+	if conf := string(c.RenderHeatConf()); !strings.Contains(conf, "PYTHONPATH=/srv/heat/python") {
+		t.Errorf("heat.conf does not mention PYTHONPATH:\n%s", conf)
+	}
+	if rc := string(c.RenderHeatRC()); !strings.Contains(rc, "export PYTHONPATH='/srv/heat/python'${PYTHONPATH:+:$PYTHONPATH}") {
+		t.Errorf("heatrc does not export PYTHONPATH:\n%s", rc)
+	}
+	c.PythonPath = ""
+	if rc := string(c.RenderHeatRC()); strings.Contains(rc, "PYTHONPATH") {
+		t.Errorf("heatrc exports PYTHONPATH without one:\n%s", rc)
+	}
+}
+
+func TestPythonEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		environ []string
+		want    []string
+	}{
+		{"empty", nil, []string{"PYTHONPATH=/h/python", "PYTHONDONTWRITEBYTECODE=1"}},
+		{"kept", []string{"HOME=/root", "PATH=/usr/bin"},
+			[]string{"HOME=/root", "PATH=/usr/bin", "PYTHONPATH=/h/python", "PYTHONDONTWRITEBYTECODE=1"}},
+		{"prepended", []string{"PYTHONPATH=/opt/lib:/x", "LANG=C"},
+			[]string{"LANG=C", "PYTHONPATH=/h/python:/opt/lib:/x", "PYTHONDONTWRITEBYTECODE=1"}},
+		{"empty PYTHONPATH", []string{"PYTHONPATH="}, []string{"PYTHONPATH=/h/python", "PYTHONDONTWRITEBYTECODE=1"}},
+		{"bytecode setting replaced", []string{"PYTHONDONTWRITEBYTECODE=", "A=PYTHONPATH=z"},
+			[]string{"A=PYTHONPATH=z", "PYTHONPATH=/h/python", "PYTHONDONTWRITEBYTECODE=1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := heatdir.PythonEnv(tc.environ, "/h/python")
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("PythonEnv(%q) = %q, want %q", tc.environ, got, tc.want)
+			}
+		})
+	}
+}
+
+// The engine levers (python/ephemeral_heat_engine.py), loaded as Heat loads
+// them, in a Heat engine process (testdata/engine_plugins.py):
+// sqlite_no_ping drops oslo.db's per-session ping, sqlite_fk_indexes
+// indexes exactly the unindexed foreign keys, sql_cache_json marks Heat's
+// Json type cacheable, fake_rpc_wakeup keeps RPC calls and casts answered in
+// order, and task_wakeup stays off with one warning when
+// Heat's internals differ, and else ends a parent stack's step sleep when a
+// nested stack stores its final state, and after a resource changed state.
+func TestEnginePlugins(t *testing.T) {
+	py := heatPython(t)
+	dir := t.TempDir()
+	hd, err := heatdir.At(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hd.WritePythonFiles(); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs("testdata/engine_plugins.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, script, dir, heatdir.SQLiteNoPingPlugin, heatdir.SQLiteFKIndexesPlugin,
+		heatdir.SQLCacheJSONPlugin, heatdir.TaskWakeupPlugin, heatdir.FakeRPCWakeupPlugin)
+	cmd.Env = heatdir.PythonEnv(os.Environ(), filepath.Join(dir, heatdir.PythonDir))
+	b, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("%s: %v\n%s", py, err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var got struct {
+		StockStatements    []string `json:"stock_statements"`
+		PluginStatements   []string `json:"plugin_statements"`
+		StockIndexes       []string `json:"stock_indexes"`
+		PluginIndexes      []string `json:"plugin_indexes"`
+		IndexesAgain       []string `json:"indexes_again"`
+		JSONCacheOKBefore  any      `json:"json_cache_ok_before"`
+		JSONCacheOKAfter   any      `json:"json_cache_ok_after"`
+		GuardLeftUnchanged bool     `json:"guard_left_unchanged"`
+		GuardWarnings      []string `json:"guard_warnings"`
+		WakeupOn           bool     `json:"wakeup_on"`
+		AsleepBeforeWake   bool     `json:"asleep_before_wake"`
+		Woken              bool     `json:"woken"`
+		WokenAfterS        float64  `json:"woken_after_s"`
+		AfterChangeS       float64  `json:"after_change_s"`
+		OtherRunnerS       float64  `json:"other_runner_s"`
+		RPCPollReplaced    bool     `json:"rpc_poll_replaced"`
+		RPCAnswers         []int    `json:"rpc_answers"`
+		RPCCasts           []int    `json:"rpc_casts"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	hasPing := func(stmts []string) bool {
+		for _, s := range stmts {
+			if strings.EqualFold(strings.TrimSpace(s), "SELECT 1") {
+				return true
+			}
+		}
+		return false
+	}
+	if !hasPing(got.StockStatements) {
+		t.Errorf("without the plugin oslo.db should ping (SELECT 1): %q", got.StockStatements)
+	}
+	if hasPing(got.PluginStatements) {
+		t.Errorf("sqlite_no_ping: still pinged: %q", got.PluginStatements)
+	}
+	if strings.Join(got.StockIndexes, ",") != "ix_child_other" {
+		t.Errorf("indexes before the plugin: %q", got.StockIndexes)
+	}
+	want := "ephemeral_heat_fk_child_parent_id,ix_child_other"
+	if strings.Join(got.PluginIndexes, ",") != want || strings.Join(got.IndexesAgain, ",") != want {
+		t.Errorf("sqlite_fk_indexes: indexes %q, then %q; want %s", got.PluginIndexes, got.IndexesAgain, want)
+	}
+	if got.JSONCacheOKBefore != nil || got.JSONCacheOKAfter != true {
+		t.Errorf("sql_cache_json: Json.cache_ok %v before, %v after", got.JSONCacheOKBefore, got.JSONCacheOKAfter)
+	}
+	if !got.GuardLeftUnchanged || len(got.GuardWarnings) != 1 || !strings.Contains(got.GuardWarnings[0], "Heat is left unchanged") {
+		t.Errorf("task_wakeup guard: left unchanged %v, warnings %q (want exactly one)", got.GuardLeftUnchanged, got.GuardWarnings)
+	}
+	if !got.WakeupOn {
+		t.Fatalf("task_wakeup did not apply to Heat's own internals")
+	}
+	if !got.AsleepBeforeWake || !got.Woken || got.WokenAfterS >= 30 {
+		t.Errorf("task_wakeup: asleep %v, woken %v after %.1f s of a 30 s step sleep", got.AsleepBeforeWake, got.Woken, got.WokenAfterS)
+	}
+	if got.AfterChangeS >= 30 {
+		t.Errorf("task_wakeup: a changed resource did not end the sleep (%.1f s)", got.AfterChangeS)
+	}
+	if !got.RPCPollReplaced || fmt.Sprint(got.RPCAnswers) != "[1 2 3 4 5]" || fmt.Sprint(got.RPCCasts) != "[0 1 2]" {
+		t.Errorf("fake_rpc_wakeup: poll replaced %v, calls answered %v, casts seen %v", got.RPCPollReplaced, got.RPCAnswers, got.RPCCasts)
+	}
+	if got.OtherRunnerS < 0.3 {
+		t.Errorf("a TaskRunner that is not a stack's slept %.2f s of 0.3 s: its sleep must stay Heat's", got.OtherRunnerS)
+	}
+}

@@ -1,5 +1,0 @@
-package podheat
-
-import "runtime"
-
-func numCPU() int { return runtime.NumCPU() }

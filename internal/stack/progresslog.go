@@ -1,0 +1,67 @@
+package stack
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ProgressDone starts the last line a progress log gets: whoever follows the
+// log (the overcloud_stack role, inside ansible-playbook) knows the run has
+// ended when it sees it.
+const ProgressDone = "heat_stack finished:"
+
+// ProgressLog is a progress file written anew for each run: the same lines
+// the command line shows live (resources complete, events), each written
+// as it comes, then a ProgressDone line.
+type ProgressLog struct {
+	mu    sync.Mutex
+	f     *os.File
+	start time.Time
+}
+
+// OpenProgressLog creates (or truncates) path, mode 0600, in an existing
+// directory; a symlink is not followed.
+func OpenProgressLog(path string) (*ProgressLog, error) {
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("progress_file %s: its directory does not exist: create it first", path)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("progress_file %s: %w (it must be a regular file or not exist; a symlink is refused)", path, err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("progress_file %s is not a regular file", path)
+	}
+	l := &ProgressLog{f: f, start: time.Now()}
+	fmt.Fprintf(f, "heat_stack started: %s\n", l.start.UTC().Format(time.RFC3339))
+	return l, nil
+}
+
+// Write appends progress text.
+func (l *ProgressLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f.Write(p)
+}
+
+// Finish writes the ProgressDone line with the run's message.
+func (l *ProgressLog) Finish(res map[string]any, err error) {
+	msg, _ := res["msg"].(string)
+	status := "ok"
+	if err != nil {
+		status, msg = "failed", err.Error()
+	}
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.f, "%s %s after %s: %s\n", ProgressDone, status, time.Since(l.start).Round(time.Second), msg)
+}
+
+// Close closes the file.
+func (l *ProgressLog) Close() error { return l.f.Close() }
