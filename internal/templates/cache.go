@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -93,11 +95,32 @@ func cacheLoad(dir, key string) *Bundle {
 	if err != nil {
 		return nil
 	}
-	for p, sum := range c.inputs {
-		content, err := os.ReadFile(p)
-		if err != nil || sha256.Sum256(content) != sum {
-			return nil
-		}
+	// Read and hash the inputs on every core.
+	paths := make(chan string)
+	var changed atomic.Bool
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range paths {
+				if changed.Load() {
+					continue
+				}
+				content, err := os.ReadFile(p)
+				if err != nil || sha256.Sum256(content) != c.inputs[p] {
+					changed.Store(true)
+				}
+			}
+		}()
+	}
+	for p := range c.inputs {
+		paths <- p
+	}
+	close(paths)
+	wg.Wait()
+	if changed.Load() {
+		return nil
 	}
 	now := time.Now()
 	os.Chtimes(path, now, now) // most recently used
