@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,6 +25,10 @@ func main() {
 	rounds := flag.Int("rounds", 5, "runs per side for the quick rows (at least 5)")
 	createRounds := flag.Int("create-rounds", 3, "runs per side for the stack creates")
 	noTuning := flag.Bool("no-tuning", false, "skip the heat_tuning_* rows")
+	realRounds := flag.Int("real-tht-rounds", 3, "rounds of the real-THT groups (minutes per create)")
+	scale := flag.String("scale-counts", "", "Compute counts of real_tht_scale (default 1,10,50,100)")
+	stockMax := flag.Int("stock-scale-max", 100, "largest Compute count of real_tht_scale also created with the stock heat.conf")
+	stockRerunMax := flag.Int("stock-rerun-max", 10, "largest Compute count of real_tht_scale whose stock full update is measured")
 	render := flag.Bool("render", false, "only rewrite results.md from results.json (no measurement)")
 	flag.Parse()
 	if *render {
@@ -45,7 +50,18 @@ func main() {
 	}
 	defer os.RemoveAll(work)
 	env := &bench.Env{Work: work, Templates: tdir, Module: "github.com/ephemeral-heat/ephemeral-heat", Log: os.Stderr}
-	o := bench.Options{Rounds: *rounds, CreateRounds: *createRounds, NoTuning: *noTuning}
+	o := bench.Options{Rounds: *rounds, CreateRounds: *createRounds, NoTuning: *noTuning, RealTHTRounds: *realRounds,
+		StockScaleMax: *stockMax, StockRerunMax: *stockRerunMax}
+	for _, c := range strings.Split(*scale, ",") {
+		if c == "" {
+			continue
+		}
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 {
+			fail(fmt.Errorf("-scale-counts: %q is not a positive number", c))
+		}
+		o.ScaleCounts = append(o.ScaleCounts, n)
+	}
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
 	}

@@ -21,6 +21,8 @@ import (
 type Heat struct {
 	Opts     launch.Options
 	Endpoint string
+	// PID is heat-all's (native Heat; 0 otherwise).
+	PID int
 }
 
 // LaunchNative starts a native Heat with extra heat.conf settings in a fresh
@@ -45,7 +47,7 @@ func LaunchNativeCmd(ctx context.Context, base string, extra map[string]map[stri
 	if err != nil {
 		return nil, err
 	}
-	return &Heat{Opts: o, Endpoint: out.Endpoint}, nil
+	return &Heat{Opts: o, Endpoint: out.Endpoint, PID: out.PID}, nil
 }
 
 // Close stops Heat and removes its directory.

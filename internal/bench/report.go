@@ -33,6 +33,10 @@ type Row struct {
 	// Ratio is MedianS / BaselineMedianS (below 1: the candidate is faster).
 	Ratio float64 `json:"ratio"`
 	Note  string  `json:"note,omitempty"`
+	// Measured is when the run that measured the row started (UTC), and
+	// Machine where (Host): a partial run replaces only its own rows.
+	Measured string `json:"measured,omitempty"`
+	Machine  string `json:"machine,omitempty"`
 }
 
 // Samples are durations of repeated runs.
@@ -123,14 +127,37 @@ func fmtS(f float64) string {
 	return fmt.Sprintf("%.1f s", f)
 }
 
+// Machines numbers the distinct machines of rows (m1, m2, ... in order of
+// first appearance), for the table's "measured" column.
+func Machines(rows []Row) (ids map[string]string, order []string) {
+	ids = map[string]string{}
+	for _, r := range rows {
+		if r.Machine != "" && ids[r.Machine] == "" {
+			order = append(order, r.Machine)
+			ids[r.Machine] = fmt.Sprintf("m%d", len(order))
+		}
+	}
+	return ids, order
+}
+
 // Table renders the rows as a Markdown table.
 func Table(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| row | candidate | median (min–max) | runs | baseline | baseline median (min–max) | runs | ratio |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	ids, _ := Machines(rows)
+	measured := func(r Row) string {
+		if r.Measured == "" {
+			return "–"
+		}
+		if id := ids[r.Machine]; id != "" {
+			return r.Measured + " (" + id + ")"
+		}
+		return r.Measured
+	}
+	b.WriteString("| row | candidate | median (min–max) | runs | baseline | baseline median (min–max) | runs | ratio | measured |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		if !r.Available {
-			fmt.Fprintf(&b, "| `%s` | %s | %s | – | %s | – | – | – |\n", r.Name, r.Candidate, r.Note, r.Baseline)
+			fmt.Fprintf(&b, "| `%s` | %s | %s | – | %s | – | – | – | %s |\n", r.Name, r.Candidate, r.Note, r.Baseline, measured(r))
 			continue
 		}
 		base, ratio := "–", "–"
@@ -138,8 +165,8 @@ func Table(rows []Row) string {
 			base = fmt.Sprintf("%s (%s–%s)", fmtS(r.BaselineMedianS), fmtS(r.BaselineMinS), fmtS(r.BaselineMaxS))
 			ratio = fmt.Sprintf("%.3fx", r.Ratio)
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s (%s–%s) | %d | %s | %s | %d | %s |\n", r.Name, r.Candidate,
-			fmtS(r.MedianS), fmtS(r.MinS), fmtS(r.MaxS), r.Runs, r.Baseline, base, r.BaselineRuns, ratio)
+		fmt.Fprintf(&b, "| `%s` | %s | %s (%s–%s) | %d | %s | %s | %d | %s | %s |\n", r.Name, r.Candidate,
+			fmtS(r.MedianS), fmtS(r.MinS), fmtS(r.MaxS), r.Runs, r.Baseline, base, r.BaselineRuns, ratio, measured(r))
 	}
 	return b.String()
 }

@@ -36,10 +36,19 @@ type Options struct {
 	Rounds, CreateRounds int
 	// NoTuning skips the heat_tuning_* rows of test (b).
 	NoTuning bool
+	// RealTHTRounds are the rounds of the real-THT groups (each a create
+	// of the tripleo-heat-templates overcloud per side, minutes each).
+	RealTHTRounds int
+	// ScaleCounts are the Compute counts of real_tht_scale; StockScaleMax
+	// the largest measured with the stock heat.conf too, and
+	// StockRerunMax the largest whose stock full update is measured.
+	ScaleCounts                  []int
+	StockScaleMax, StockRerunMax int
 }
 
 // Groups are the row groups in run order.
-var Groups = []string{"template_processing", "config_download", "config_download_tht", "db_dump", "launch", "scale_group", "scale_copies", "pod"}
+var Groups = []string{"template_processing", "config_download", "config_download_tht", "db_dump", "launch", "scale_group", "scale_copies", "pod",
+	"real_tht", "real_tht_tuning", "real_tht_pod", "real_tht_scale"}
 
 func (o Options) want(g string) bool {
 	if len(o.Only) == 0 {
@@ -61,6 +70,12 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 	if o.CreateRounds < 1 {
 		o.CreateRounds = 3
 	}
+	if o.RealTHTRounds < 1 {
+		o.RealTHTRounds = 3
+	}
+	if len(o.ScaleCounts) == 0 {
+		o.ScaleCounts = ScaleCounts
+	}
 	var rows []Row
 	for _, g := range Groups {
 		if !o.want(g) || ctx.Err() != nil {
@@ -70,7 +85,7 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 		fmt.Fprintf(env.Log, "== %s\n", g)
 		switch g {
 		case "template_processing":
-			rows = append(rows, TemplateRow(ctx, env, o.Rounds))
+			rows = append(rows, TemplateRows(ctx, env, o.Rounds)...)
 		case "config_download":
 			rows = append(rows, ConfigDownloadRow(ctx, env, o.Rounds))
 		case "config_download_tht":
@@ -87,6 +102,14 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 			for _, t := range []ScaleTest{ScaleTests[1], ScaleTests[0]} {
 				rows = append(rows, PodRows(ctx, env, t, o.CreateRounds)...)
 			}
+		case "real_tht":
+			rows = append(rows, RealTHTRows(ctx, env, o.RealTHTRounds)...)
+		case "real_tht_tuning":
+			rows = append(rows, RealTHTTuningRows(ctx, env, o.RealTHTRounds)...)
+		case "real_tht_pod":
+			rows = append(rows, RealTHTPodRows(ctx, env, o.RealTHTRounds)...)
+		case "real_tht_scale":
+			rows = append(rows, RealTHTScaleRows(ctx, env, o.ScaleCounts, o.StockScaleMax, o.StockRerunMax)...)
 		}
 		fmt.Fprintf(env.Log, "== %s done in %.0fs\n", g, time.Since(start).Seconds())
 	}
@@ -97,7 +120,7 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 // group by name, so a full and a partial run (WriteResults) order alike.
 func Order(rows []Row) []Row {
 	rank := func(n string) int {
-		for i, p := range []string{"scale_group", "scale_copies", "heat_tuning_", "launch_ready", "template_processing", "db_dump", "config_download"} {
+		for i, p := range []string{"real_tht_scale", "real_tht", "scale_group", "scale_copies", "heat_tuning_", "launch_ready", "template_processing", "db_dump", "config_download"} {
 			if strings.HasPrefix(n, p) {
 				return i
 			}
@@ -128,6 +151,16 @@ func Host() string {
 	return fmt.Sprintf("%d CPUs, %s/%s, Heat (heat-common) %s, load average at the end %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, heat, load)
 }
 
+// Machine describes this machine for a row: CPUs, OS, Heat's version.
+func Machine() string {
+	heat := "unknown"
+	if out, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", "heat-common").Output(); err == nil {
+		heat = string(out)
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s, %d CPUs, %s/%s, Heat (heat-common) %s", host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, heat)
+}
+
 // Markdown renders results.md: the table, each tuning setting with its
 // effect alone, and the notes.
 func Markdown(rows []Row, header string, o Options) []byte {
@@ -137,6 +170,12 @@ func Markdown(rows []Row, header string, o Options) []byte {
 		"Median of the runs, min–max in brackets; ratio = candidate median / baseline median (below 1 is faster). "+
 		"Quick rows: %d runs each. Stack creates: %d runs each (each run launches a fresh Heat; only the create is timed).\n\n", o.Rounds, o.CreateRounds)
 	b.WriteString(Table(rows))
+	if ids, order := Machines(rows); len(order) > 0 {
+		b.WriteString("\nMachines (the \"measured\" column: when the run that measured the row started, UTC):\n\n")
+		for _, m := range order {
+			fmt.Fprintf(&b, "- %s: %s\n", ids[m], m)
+		}
+	}
 	for _, r := range rows {
 		if r.Name == "scale_group_50" && r.Available && r.BaselineRuns > 0 {
 			verdict := "reached"
@@ -216,6 +255,11 @@ func readRows(dir string) ([]Row, error) {
 // (Only) replaces its rows in the existing results and keeps the others.
 func WriteResults(dir string, rows []Row, started time.Time, took time.Duration, o Options) error {
 	header := Header(started, took)
+	machine := Machine()
+	for i := range rows {
+		rows[i].Measured = started.UTC().Format("2006-01-02 15:04")
+		rows[i].Machine = machine
+	}
 	if len(o.Only) > 0 {
 		old, err := readRows(dir)
 		if err != nil {
@@ -230,10 +274,9 @@ func WriteResults(dir string, rows []Row, started time.Time, took time.Duration,
 				rows = append(rows, r)
 			}
 		}
-		if h := oldHeader(dir); h != "" {
-			header = h + fmt.Sprintf(" Rows of %s re-measured on %s (partial run, %s).",
-				strings.Join(o.Only, ", "), started.UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second))
-		}
+		header = fmt.Sprintf("Generated by `make bench` (bench/runner), one row group or more at a time (`-only`): each row's "+
+			"\"measured\" column says when and where it was measured. Last run: %s on %s, in %s. %s.",
+			strings.Join(o.Only, ", "), started.UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second), Host())
 	}
 	rows = Order(rows)
 	if err := os.WriteFile(filepath.Join(dir, "results.md"), Markdown(rows, header, o), 0o644); err != nil {

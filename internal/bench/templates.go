@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -116,11 +117,31 @@ files = dict(list(tpl_files.items()) + list(env_files.items()))
 json.dump({"seconds": time.perf_counter() - t0, "files": len(files)}, sys.stdout)
 `
 
+// TemplateRows compare internal/templates.Process with python-heatclient on
+// a generated TripleO-sized tree and on the real tripleo-heat-templates
+// workload (tests/tht).
+func TemplateRows(ctx context.Context, env *Env, rounds int) []Row {
+	rows := []Row{TemplateRow(ctx, env, rounds)}
+	const name, title = "template_processing_real_tht", "client-side template processing of the real tripleo-heat-templates overcloud (tests/tht)"
+	cand, base := "internal/templates.Process + request body (in process, cache warm)", "python-heatclient template_utils (in process: interpreter start and imports excluded)"
+	dir, err := os.MkdirTemp(env.Work, "tree-")
+	if err != nil {
+		return append(rows, Unavailable(name, title, cand, base, err.Error()))
+	}
+	defer os.RemoveAll(dir)
+	rt, err := NewRealTHT(filepath.Join(dir, "overcloud-deploy"), RealTHTComputes)
+	if err != nil {
+		return append(rows, Unavailable(name, title, cand, base, "generating the workload (tests/tht): "+err.Error()))
+	}
+	return append(rows, templateRow(ctx, env, rounds, name, title, cand, base, rt.W.Template, rt.W.EnvironmentFiles,
+		fmt.Sprintf("tests/tht overcloud (Controller 1, Compute %d)", RealTHTComputes)))
+}
+
 // TemplateRow compares internal/templates.Process with python-heatclient on
 // a generated TripleO-sized tree.
 func TemplateRow(ctx context.Context, env *Env, rounds int) Row {
 	const name, title = "template_processing", "client-side template processing of a TripleO-sized tree"
-	cand, base := "internal/templates.Process (in process)", "python-heatclient template_utils (in process: interpreter start and imports excluded)"
+	cand, base := "internal/templates.Process (in process, cache warm)", "python-heatclient template_utils (in process: interpreter start and imports excluded)"
 	dir, err := os.MkdirTemp(env.Work, "tree-")
 	if err != nil {
 		return Unavailable(name, title, cand, base, err.Error())
@@ -130,18 +151,41 @@ func TemplateRow(ctx context.Context, env *Env, rounds int) Row {
 	if err != nil {
 		return Unavailable(name, title, cand, base, err.Error())
 	}
+	return templateRow(ctx, env, rounds, name, title, cand, base, top, envs,
+		fmt.Sprintf("generated tree: %d roles, %d services, %d environments", TripleOSized.Roles, TripleOSized.Services, TripleOSized.Envs))
+}
+
+// templateRow times Process (with the create request body for the real
+// tree) against heatclient's processing of the same files, interleaved.
+// The candidate is heat_stack's processing as it runs: with its cache
+// (templates.CacheEnv, in this run's work directory), made by a first run
+// before the rounds; the same without the cache is measured too (cold).
+func templateRow(ctx context.Context, env *Env, rounds int, name, title, cand, base, top string, envs []string, what string) Row {
 	var goFiles, pyFiles int
 	var whole []time.Duration
-	s := Interleave(ctx, env.Log, name, rounds, []Variant{
-		{Name: "go", Run: func(ctx context.Context) (time.Duration, error) {
+	cache := filepath.Join(env.Work, "template-cache-"+name)
+	defer os.Unsetenv(templates.CacheEnv)
+	goRun := func(cacheDir string) func(ctx context.Context) (time.Duration, error) {
+		return func(ctx context.Context) (time.Duration, error) {
+			os.Setenv(templates.CacheEnv, cacheDir)
 			start := time.Now()
 			b, err := templates.Process(top, envs)
+			if err == nil && name != "template_processing" {
+				_, err = b.RequestBody(map[string]any{"stack_name": "overcloud"}, 0)
+			}
 			d := time.Since(start)
 			if err == nil {
 				goFiles = len(b.Files)
 			}
 			return d, err
-		}},
+		}
+	}
+	if _, err := goRun(cache)(ctx); err != nil {
+		return Unavailable(name, title, cand, base, err.Error())
+	}
+	s := Interleave(ctx, env.Log, name, rounds, []Variant{
+		{Name: "go", Run: goRun(cache)},
+		{Name: "go_cold", Run: goRun("off")},
 		{Name: "python", Run: func(ctx context.Context) (time.Duration, error) {
 			start := time.Now()
 			out, err := exec.CommandContext(ctx, "/usr/bin/python3", append([]string{"-c", heatclientTimer, top}, envs...)...).Output()
@@ -164,7 +208,10 @@ func TemplateRow(ctx context.Context, env *Env, rounds int) Row {
 		}},
 	})
 	wm, _, _ := Samples(whole).stats()
-	note := fmt.Sprintf("generated tree: %d roles, %d services, %d environments; files sent: Go %d, heatclient %d; the whole python3 process took %.2f s (median)",
-		TripleOSized.Roles, TripleOSized.Services, TripleOSized.Envs, goFiles, pyFiles, wm)
+	cm, cmin, cmax := s["go_cold"].stats()
+	note := fmt.Sprintf("%s; files sent: Go %d, heatclient %d; Go from heat_stack's processing cache (warmed by a first run; "+
+		"without the cache, every file read and parsed: %s (%s–%s), median, min–max); the whole python3 process took %.2f s (median); "+
+		"Go uses every core (GOMAXPROCS %d)",
+		what, goFiles, pyFiles, fmtS(cm), fmtS(cmin), fmtS(cmax), wm, runtime.GOMAXPROCS(0))
 	return NewRow(name, title, cand, base, s["go"], s["python"], note)
 }

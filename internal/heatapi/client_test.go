@@ -40,6 +40,10 @@ func (f *fakeHeat) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"stack": {"id": "0a1b-2c3d", "stack_name": "web", "stack_status": "CREATE_COMPLETE", "outputs": [{"output_key": "a", "output_value": [1, 2]}, {"output_key": "b", "output_value": null, "output_error": "The Referenced Attribute (x y) is incorrect."}]}}`)
 	case r.Method == "GET" && r.URL.Path == "/v1/admin/stacks/proxied":
 		io.WriteString(w, `{"stack": {"id": "9f9f", "stack_name": "proxied", "stack_status": "CREATE_COMPLETE"}}`)
+	case r.Method == "GET" && r.URL.Path == "/v1/admin/stacks" && r.URL.Query().Get("id") == "0a1b-2c3d":
+		io.WriteString(w, `{"stacks": [{"id": "0a1b-2c3d", "stack_name": "web", "stack_status": "UPDATE_IN_PROGRESS", "updated_time": "2026-11-24T10:00:00Z"}]}`)
+	case r.Method == "GET" && r.URL.Path == "/v1/admin/stacks":
+		io.WriteString(w, `{"stacks": []}`)
 	case r.URL.Path == "/v1/admin/stacks/broken":
 		w.WriteHeader(500)
 		io.WriteString(w, "Internal Server Error: not JSON")
@@ -113,6 +117,26 @@ func TestHeatErrorExplained(t *testing.T) {
 	_, err = c.FindStack(context.Background(), "broken")
 	if err == nil || !strings.Contains(err.Error(), "500") || !strings.Contains(err.Error(), "not JSON") {
 		t.Fatalf("non-JSON error: %v", err)
+	}
+}
+
+// StackStatus reads the stack's list entry (GET /stacks?id=), and a stack
+// the list does not have is not found.
+func TestStackStatus(t *testing.T) {
+	f, c := newFake(t)
+	st, err := c.StackStatus(context.Background(), StackRef{Name: "web", ID: "0a1b-2c3d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != "UPDATE_IN_PROGRESS" || st.UpdatedTime != "2026-11-24T10:00:00Z" || st.Ref() != (StackRef{Name: "web", ID: "0a1b-2c3d"}) {
+		t.Errorf("stack = %+v", st)
+	}
+	if got := f.reqs[len(f.reqs)-1]; got != "GET /v1/admin/stacks?id=0a1b-2c3d&show_deleted=True " {
+		t.Errorf("request = %q", got)
+	}
+	_, err = c.StackStatus(context.Background(), StackRef{Name: "gone", ID: "ffff"})
+	if !IsNotFound(err) {
+		t.Fatalf("want a not-found error, got %v", err)
 	}
 }
 

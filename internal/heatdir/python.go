@@ -16,17 +16,59 @@ const SQLitePoolPlugin = "ephemeral_heat_sqlite_pool"
 //go:embed python/ephemeral_heat_sqlite_pool.py
 var sqlitePoolSource []byte
 
+// The levers on Heat's engine (package tuning): SQLAlchemy engine plugins
+// of the module EngineModule, each named in [database]
+// connection_parameters as "plugin=" + its name.
+const (
+	EngineModule = "ephemeral_heat_engine"
+	// TaskWakeupPlugin ends the legacy engine's step sleeps early when
+	// there is work (python/ephemeral_heat_engine.py, _task_wakeup).
+	TaskWakeupPlugin = "ephemeral_heat_task_wakeup"
+	// SQLiteNoPingPlugin skips oslo.db's per-session ping on sqlite.
+	SQLiteNoPingPlugin = "ephemeral_heat_sqlite_no_ping"
+	// SQLiteFKIndexesPlugin indexes the foreign keys of a sqlite database
+	// as MySQL does.
+	SQLiteFKIndexesPlugin = "ephemeral_heat_sqlite_fk_indexes"
+	// SQLCacheJSONPlugin lets SQLAlchemy cache the statements on Heat's
+	// Json columns.
+	SQLCacheJSONPlugin = "ephemeral_heat_sql_cache_json"
+	// FakeRPCWakeup makes oslo.messaging's in-process fake driver hand a
+	// message over when it is sent, not at its next 50 ms poll.
+	FakeRPCWakeupPlugin = "ephemeral_heat_fake_rpc_wakeup"
+)
+
+// enginePlugins are EngineModule's plugins: name and class.
+var enginePlugins = [][2]string{
+	{TaskWakeupPlugin, "TaskWakeup"},
+	{SQLiteNoPingPlugin, "SQLiteNoPing"},
+	{SQLiteFKIndexesPlugin, "SQLiteFKIndexes"},
+	{SQLCacheJSONPlugin, "SQLCacheJSON"},
+	{FakeRPCWakeupPlugin, "FakeRPCWakeup"},
+}
+
+//go:embed python/ephemeral_heat_engine.py
+var engineSource []byte
+
 // PythonFiles returns the files of PythonDir, by path relative to the
-// heat_dir: the plugin module and the distribution metadata through which
-// SQLAlchemy finds its entry point.
+// heat_dir: the plugin modules and the distribution metadata through which
+// SQLAlchemy finds their entry points.
 func PythonFiles() map[string][]byte {
 	dist := path.Join(PythonDir, SQLitePoolPlugin+"-1.0.dist-info")
+	engineDist := path.Join(PythonDir, EngineModule+"-1.0.dist-info")
+	eps := "[sqlalchemy.plugins]\n"
+	for _, p := range enginePlugins {
+		eps += p[0] + " = " + EngineModule + ":" + p[1] + "\n"
+	}
 	return map[string][]byte{
 		path.Join(PythonDir, SQLitePoolPlugin+".py"): sqlitePoolSource,
 		path.Join(dist, "METADATA"): []byte("Metadata-Version: 2.1\nName: " + SQLitePoolPlugin + "\nVersion: 1.0\n" +
 			"Summary: ephemeral.heat: a connection pool for Heat's sqlite database\n"),
 		path.Join(dist, "entry_points.txt"): []byte("[sqlalchemy.plugins]\n" + SQLitePoolPlugin + " = " +
 			SQLitePoolPlugin + ":SQLitePool\n"),
+		path.Join(PythonDir, EngineModule+".py"): engineSource,
+		path.Join(engineDist, "METADATA"): []byte("Metadata-Version: 2.1\nName: " + EngineModule + "\nVersion: 1.0\n" +
+			"Summary: ephemeral.heat: levers on Heat's engine\n"),
+		path.Join(engineDist, "entry_points.txt"): []byte(eps),
 	}
 }
 

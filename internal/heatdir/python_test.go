@@ -3,6 +3,7 @@ package heatdir_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,5 +146,104 @@ func TestPythonEnv(t *testing.T) {
 				t.Errorf("PythonEnv(%q) = %q, want %q", tc.environ, got, tc.want)
 			}
 		})
+	}
+}
+
+// The engine levers (python/ephemeral_heat_engine.py), loaded as Heat loads
+// them, in a Heat engine process (testdata/engine_plugins.py):
+// sqlite_no_ping drops oslo.db's per-session ping, sqlite_fk_indexes
+// indexes exactly the unindexed foreign keys, sql_cache_json marks Heat's
+// Json type cacheable, fake_rpc_wakeup keeps RPC calls and casts answered in
+// order, and task_wakeup stays off with one warning when
+// Heat's internals differ, and else ends a parent stack's step sleep when a
+// nested stack stores its final state, and after a resource changed state.
+func TestEnginePlugins(t *testing.T) {
+	py := heatPython(t)
+	dir := t.TempDir()
+	hd, err := heatdir.At(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hd.WritePythonFiles(); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs("testdata/engine_plugins.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, script, dir, heatdir.SQLiteNoPingPlugin, heatdir.SQLiteFKIndexesPlugin,
+		heatdir.SQLCacheJSONPlugin, heatdir.TaskWakeupPlugin, heatdir.FakeRPCWakeupPlugin)
+	cmd.Env = heatdir.PythonEnv(os.Environ(), filepath.Join(dir, heatdir.PythonDir))
+	b, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("%s: %v\n%s", py, err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var got struct {
+		StockStatements    []string `json:"stock_statements"`
+		PluginStatements   []string `json:"plugin_statements"`
+		StockIndexes       []string `json:"stock_indexes"`
+		PluginIndexes      []string `json:"plugin_indexes"`
+		IndexesAgain       []string `json:"indexes_again"`
+		JSONCacheOKBefore  any      `json:"json_cache_ok_before"`
+		JSONCacheOKAfter   any      `json:"json_cache_ok_after"`
+		GuardLeftUnchanged bool     `json:"guard_left_unchanged"`
+		GuardWarnings      []string `json:"guard_warnings"`
+		WakeupOn           bool     `json:"wakeup_on"`
+		AsleepBeforeWake   bool     `json:"asleep_before_wake"`
+		Woken              bool     `json:"woken"`
+		WokenAfterS        float64  `json:"woken_after_s"`
+		AfterChangeS       float64  `json:"after_change_s"`
+		OtherRunnerS       float64  `json:"other_runner_s"`
+		RPCPollReplaced    bool     `json:"rpc_poll_replaced"`
+		RPCAnswers         []int    `json:"rpc_answers"`
+		RPCCasts           []int    `json:"rpc_casts"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	hasPing := func(stmts []string) bool {
+		for _, s := range stmts {
+			if strings.EqualFold(strings.TrimSpace(s), "SELECT 1") {
+				return true
+			}
+		}
+		return false
+	}
+	if !hasPing(got.StockStatements) {
+		t.Errorf("without the plugin oslo.db should ping (SELECT 1): %q", got.StockStatements)
+	}
+	if hasPing(got.PluginStatements) {
+		t.Errorf("sqlite_no_ping: still pinged: %q", got.PluginStatements)
+	}
+	if strings.Join(got.StockIndexes, ",") != "ix_child_other" {
+		t.Errorf("indexes before the plugin: %q", got.StockIndexes)
+	}
+	want := "ephemeral_heat_fk_child_parent_id,ix_child_other"
+	if strings.Join(got.PluginIndexes, ",") != want || strings.Join(got.IndexesAgain, ",") != want {
+		t.Errorf("sqlite_fk_indexes: indexes %q, then %q; want %s", got.PluginIndexes, got.IndexesAgain, want)
+	}
+	if got.JSONCacheOKBefore != nil || got.JSONCacheOKAfter != true {
+		t.Errorf("sql_cache_json: Json.cache_ok %v before, %v after", got.JSONCacheOKBefore, got.JSONCacheOKAfter)
+	}
+	if !got.GuardLeftUnchanged || len(got.GuardWarnings) != 1 || !strings.Contains(got.GuardWarnings[0], "Heat is left unchanged") {
+		t.Errorf("task_wakeup guard: left unchanged %v, warnings %q (want exactly one)", got.GuardLeftUnchanged, got.GuardWarnings)
+	}
+	if !got.WakeupOn {
+		t.Fatalf("task_wakeup did not apply to Heat's own internals")
+	}
+	if !got.AsleepBeforeWake || !got.Woken || got.WokenAfterS >= 30 {
+		t.Errorf("task_wakeup: asleep %v, woken %v after %.1f s of a 30 s step sleep", got.AsleepBeforeWake, got.Woken, got.WokenAfterS)
+	}
+	if got.AfterChangeS >= 30 {
+		t.Errorf("task_wakeup: a changed resource did not end the sleep (%.1f s)", got.AfterChangeS)
+	}
+	if !got.RPCPollReplaced || fmt.Sprint(got.RPCAnswers) != "[1 2 3 4 5]" || fmt.Sprint(got.RPCCasts) != "[0 1 2]" {
+		t.Errorf("fake_rpc_wakeup: poll replaced %v, calls answered %v, casts seen %v", got.RPCPollReplaced, got.RPCAnswers, got.RPCCasts)
+	}
+	if got.OtherRunnerS < 0.3 {
+		t.Errorf("a TaskRunner that is not a stack's slept %.2f s of 0.3 s: its sleep must stay Heat's", got.OtherRunnerS)
 	}
 }

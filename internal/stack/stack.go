@@ -638,7 +638,9 @@ func (r *Request) wait(ctx context.Context, c *heatapi.Client, ref heatapi.Stack
 	var last *heatapi.Stack
 	var lastErr error
 	for {
-		st, err := c.GetStack(ctx, ref, false)
+		// The list entry, not GET /stacks/{id}: that loads the whole stack
+		// in heat-all at every poll (heatapi.StackStatus).
+		st, err := c.StackStatus(ctx, ref)
 		switch {
 		case err != nil && action == "DELETE" && heatapi.IsNotFound(err):
 			prog.poll(ctx, action)

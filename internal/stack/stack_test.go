@@ -179,6 +179,9 @@ outputs:
 	if err != nil || !out.Changed || !strings.Contains(strings.Join(out.Preview.Other, " "), "elsewhere/deep/role.yaml") {
 		t.Fatalf("check mode after a deep edit: changed=%v %+v %v", out.Changed, out.Preview, err)
 	}
+	if out.Preview.Partial != "" {
+		t.Errorf("check mode: the nested preview should have been shown: %s", out.Preview.Partial)
+	}
 	if stackEvents(t, c, ref, "UPDATE_IN_PROGRESS") != 1 {
 		t.Fatalf("check mode updated the stack")
 	}
@@ -187,6 +190,7 @@ outputs:
 		t.Fatalf("update after a deep edit: %+v %v", out.Stack, err)
 	}
 	noop("after the deep edit")
+
 
 	// Another order of the same environments: b before a.
 	o = base

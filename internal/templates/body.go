@@ -1,8 +1,6 @@
 package templates
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -33,13 +31,14 @@ func (b *Bundle) RequestBody(extra map[string]any, maxBytes int) ([]byte, error)
 		}
 		body[k] = v
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(body); err != nil {
+	size := 1024
+	for _, c := range b.Files {
+		size += len(c) + len(c)/8 + 128
+	}
+	out, err := appendJSON(make([]byte, 0, size), body)
+	if err != nil {
 		return nil, fmt.Errorf("request body: encode as JSON: %w", err)
 	}
-	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if len(out) > maxBytes {
 		return nil, fmt.Errorf("request body is %d bytes, over Heat's max_json_body_size of %d bytes (largest files: %s); shrink the templates or files, or raise max_json_body_size in heat.conf", len(out), maxBytes, b.largestFiles(3))
 	}

@@ -2,7 +2,6 @@ package templates
 
 import (
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -16,6 +15,11 @@ var envSections = []string{
 func (p *processor) environments(paths []string) (map[string]any, []string, error) {
 	merged := map[string]any{}
 	urls := make([]string, 0, len(paths))
+	for _, path := range paths {
+		if u, err := pathToURL(path); err == nil {
+			p.fetch(u, true)
+		}
+	}
 	for _, path := range paths {
 		u, env, err := p.environment(path)
 		if err != nil {
@@ -34,11 +38,11 @@ func (p *processor) environment(path string) (string, map[string]any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", nil, fmt.Errorf("read environment: %w", err)
+	l := p.fetch(u, true).wait()
+	if l.readErr != nil {
+		return "", nil, fmt.Errorf("read environment: %w", l.readErr)
 	}
-	v, err := ParseYAML(data, path)
+	v, err := l.v, l.parseErr
 	if err != nil {
 		return "", nil, err
 	}
@@ -57,11 +61,7 @@ func (p *processor) environment(path string) (string, map[string]any, error) {
 	if err := p.registry(env["resource_registry"], dirURL(u), path); err != nil {
 		return "", nil, err
 	}
-	content, err := marshal(env)
-	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", path, err)
-	}
-	p.files[u] = content
+	p.later(u, path, env)
 	return u, env, nil
 }
 
@@ -133,6 +133,16 @@ func registryBase(level map[string]any, inherited, path, where string) (string, 
 }
 
 func (p *processor) registryEntries(level map[string]any, base, path, where string) error {
+	// Load what the entries name ahead (see processor).
+	for k, x := range level {
+		if v, ok := x.(string); ok && k != "base_url" && k != "hooks" && k != "restricted_actions" && !strings.Contains(v, "::") {
+			if u := joinURL(base, v); strings.HasPrefix(u, "file:") {
+				if _, done := p.files[u]; !done {
+					p.fetch(u, false)
+				}
+			}
+		}
+	}
 	for _, k := range sortedKeys(level) {
 		switch k {
 		case "base_url", "hooks", "restricted_actions":

@@ -31,12 +31,14 @@ package templates
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -70,25 +72,62 @@ type Bundle struct {
 // envPaths (in order: later ones override earlier ones) with everything they
 // reference.
 func Process(templatePath string, envPaths []string) (*Bundle, error) {
+	dir := cacheDir()
+	key := ""
+	if dir != "" {
+		if k, err := cacheKey(templatePath, envPaths); err == nil {
+			key = k
+			if b := cacheLoad(dir, key); b != nil {
+				return b, nil
+			}
+		}
+	}
+	b, inputs, err := process(templatePath, envPaths)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		cacheStore(dir, key, inputs, b)
+	}
+	return b, nil
+}
+
+// process is Process without the cache; it also returns the files it read,
+// by path, with the sha256 of their content.
+func process(templatePath string, envPaths []string) (*Bundle, map[string][32]byte, error) {
+	b, p, err := processUncached(templatePath, envPaths)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, p.inputs(), nil
+}
+
+func processUncached(templatePath string, envPaths []string) (*Bundle, *processor, error) {
 	p := newProcessor()
 	tplURL, err := pathToURL(templatePath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data, err := os.ReadFile(templatePath)
 	if err != nil {
-		return nil, fmt.Errorf("read template: %w", err)
+		return nil, nil, fmt.Errorf("read template: %w", err)
+	}
+	if path, err := urlToPath(tplURL); err == nil {
+		p.read[path] = sha256.Sum256(data)
 	}
 	tpl, err := p.parseTemplate(data, templatePath, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := p.template(tplURL, templatePath, tpl); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	merged, urls, err := p.environments(envPaths)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if err := p.marshalPending(); err != nil {
+		return nil, nil, err
 	}
 	return &Bundle{
 		Template:         tpl,
@@ -97,7 +136,7 @@ func Process(templatePath string, envPaths []string) (*Bundle, error) {
 		EnvironmentFiles: urls,
 		Environment:      merged,
 		Hidden:           p.hidden,
-	}, nil
+	}, p, nil
 }
 
 // ProcessEnvironments reads environment files alone, as Process does: the
@@ -109,17 +148,168 @@ func ProcessEnvironments(envPaths []string) (merged map[string]any, files map[st
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if err := p.marshalPending(); err != nil {
+		return nil, nil, nil, err
+	}
 	return merged, p.files, urls, nil
 }
 
+// processor walks the references in order, one file at a time, as
+// heatclient does; what does not depend on the order runs on every core:
+// files are read and parsed ahead of their turn (fetch, prefetched as soon
+// as a parsed file shows its references), and the processed documents are
+// encoded as JSON at the end (marshalPending). The result is the same as
+// doing everything in turn.
 type processor struct {
 	files  map[string]string
 	active []string        // URLs of the templates being processed, to catch cycles
 	hidden map[string]bool // hidden parameters of the templates seen
+	loads  map[string]*load
+	sem    chan struct{} // bounds the files read and parsed at once
+	// pending are the documents to encode into files (URL order of
+	// processing), with the path for messages.
+	pending []pendingDoc
+	// read holds the files read outside fetch (the top template).
+	read map[string][32]byte
+}
+
+type pendingDoc struct {
+	url, path string
+	doc       any
+}
+
+// load is one file read and parsed in the background: done is closed when
+// the fields are set. A template reference and an environment file of the
+// same URL are loaded separately (an environment is always YAML).
+type load struct {
+	done     chan struct{}
+	path     string
+	data     []byte
+	readErr  error
+	v        any   // the parsed document (valid UTF-8 only)
+	parseErr error // the parse error, if any
 }
 
 func newProcessor() *processor {
-	return &processor{files: map[string]string{}, hidden: map[string]bool{}}
+	return &processor{files: map[string]string{}, hidden: map[string]bool{}, loads: map[string]*load{},
+		sem: make(chan struct{}, runtime.GOMAXPROCS(0)), read: map[string][32]byte{}}
+}
+
+// inputs are the files read, by path, with the sha256 of their content
+// (after processing: every load has ended).
+func (p *processor) inputs() map[string][32]byte {
+	out := make(map[string][32]byte, len(p.loads)+len(p.read))
+	for path, sum := range p.read {
+		out[path] = sum
+	}
+	for _, l := range p.loads {
+		<-l.done
+		if l.readErr == nil {
+			out[l.path] = sha256.Sum256(l.data)
+		}
+	}
+	return out
+}
+
+// fetch returns the load of the file at URL u (a template reference, or an
+// environment with env), starting it if needed.
+func (p *processor) fetch(u string, env bool) *load {
+	key := u
+	if env {
+		key = "env " + u
+	}
+	if l, ok := p.loads[key]; ok {
+		return l
+	}
+	l := &load{done: make(chan struct{})}
+	p.loads[key] = l
+	go func() {
+		p.sem <- struct{}{}
+		defer func() { <-p.sem; close(l.done) }()
+		path, err := urlToPath(u)
+		if err != nil {
+			l.readErr = err
+			return
+		}
+		l.path = path
+		if l.data, l.readErr = os.ReadFile(path); l.readErr != nil {
+			return
+		}
+		switch {
+		case env:
+			l.v, l.parseErr = ParseYAML(l.data, path)
+		case utf8.Valid(l.data):
+			l.v, l.parseErr = parseDocument(l.data, path)
+		}
+	}()
+	return l
+}
+
+// wait returns l once loaded.
+func (l *load) wait() *load {
+	<-l.done
+	return l
+}
+
+// later queues doc to be encoded as JSON into p.files[u]: a placeholder
+// marks u as done meanwhile.
+func (p *processor) later(u, path string, doc any) {
+	p.files[u] = ""
+	p.pending = append(p.pending, pendingDoc{url: u, path: path, doc: doc})
+}
+
+// marshalPending encodes the queued documents, on every core; the first
+// failure in queue order is returned.
+func (p *processor) marshalPending() error {
+	errs := make([]error, len(p.pending))
+	out := make([]string, len(p.pending))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = marshal(p.pending[i].doc)
+			}
+		}()
+	}
+	for i := range p.pending {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, d := range p.pending {
+		if errs[i] != nil {
+			return fmt.Errorf("%s: %w", d.path, errs[i])
+		}
+		p.files[d.url] = out[i]
+	}
+	p.pending = nil
+	return nil
+}
+
+// prefetch starts loading the files a parsed template refers to (what walk
+// will resolve), so that they are parsed while earlier ones are processed.
+func (p *processor) prefetch(v any, base string) {
+	switch t := v.(type) {
+	case []any:
+		for _, item := range t {
+			p.prefetch(item, base)
+		}
+	case map[string]any:
+		for k, x := range t {
+			if s, ok := x.(string); ok && (k == "get_file" || k == "type" && isTemplatePath(s)) {
+				if u := joinURL(base, s); strings.HasPrefix(u, "file:") {
+					if _, done := p.files[u]; !done {
+						p.fetch(u, false)
+					}
+				}
+				continue
+			}
+			p.prefetch(x, base)
+		}
+	}
 }
 
 // parseTemplate parses template text like heatclient's template_format.parse
@@ -128,18 +318,27 @@ func newProcessor() *processor {
 // error; without, (nil, nil) means "not a template" (heatclient's
 // is_template) and the caller keeps the raw content.
 func (p *processor) parseTemplate(data []byte, name string, strict bool) (map[string]any, error) {
+	v, err := parseDocument(data, name)
+	return asTemplate(v, err, name, strict)
+}
+
+// parseDocument parses template text as parseTemplate does, without deciding
+// whether it is a template.
+func parseDocument(data []byte, name string) (any, error) {
 	// Drop leading white space but keep its line breaks, so that line numbers
 	// in errors stay those of the file.
 	trimmed := bytes.TrimLeft(data, " \t\r\n\f\v")
 	lead := bytes.Count(data[:len(data)-len(trimmed)], []byte("\n"))
 	trimmed = bytes.TrimRight(trimmed, " \t\r\n\f\v")
-	var v any
-	var err error
 	if bytes.HasPrefix(trimmed, []byte("{")) {
-		v, err = parseJSONTemplate(append(bytes.Repeat([]byte("\n"), lead), trimmed...), name)
-	} else {
-		v, err = ParseYAML(append(bytes.Repeat([]byte("\n"), lead), trimmed...), name)
+		return parseJSONTemplate(append(bytes.Repeat([]byte("\n"), lead), trimmed...), name)
 	}
+	return ParseYAML(append(bytes.Repeat([]byte("\n"), lead), trimmed...), name)
+}
+
+// asTemplate is parseTemplate's decision on a parsed document v (or its
+// parse error err).
+func asTemplate(v any, err error, name string, strict bool) (map[string]any, error) {
 	if err != nil {
 		if strict {
 			return nil, err
@@ -180,6 +379,7 @@ func (p *processor) template(url, name string, tpl map[string]any) error {
 	}
 	p.active = append(p.active, url)
 	defer func() { p.active = p.active[:len(p.active)-1] }()
+	p.prefetch(tpl, dirURL(url))
 	return p.walk(tpl, dirURL(url), name)
 }
 
@@ -242,7 +442,8 @@ func (p *processor) reference(base, ref, from, what string, mustBeTemplate bool)
 			return "", fmt.Errorf("%s: %s: template reference cycle %s; Heat cannot nest a template inside itself", from, what, strings.Join(chain, " -> "))
 		}
 	}
-	data, err := readURL(u)
+	l := p.fetch(u, false).wait()
+	data, err := l.data, l.readErr
 	if err != nil {
 		return "", fmt.Errorf("%s: %s: cannot read the file it names: %w", from, what, err)
 	}
@@ -256,7 +457,7 @@ func (p *processor) reference(base, ref, from, what string, mustBeTemplate bool)
 		content = base64.StdEncoding.EncodeToString(data)
 		content = wrap76(content)
 	default:
-		tpl, err := p.parseTemplate(data, path, mustBeTemplate)
+		tpl, err := asTemplate(l.v, l.parseErr, path, mustBeTemplate)
 		if err != nil {
 			return "", fmt.Errorf("%s: %s: %w", from, what, err)
 		}
@@ -267,9 +468,8 @@ func (p *processor) reference(base, ref, from, what string, mustBeTemplate bool)
 		if err := p.template(u, path, tpl); err != nil {
 			return "", err
 		}
-		if content, err = marshal(tpl); err != nil {
-			return "", fmt.Errorf("%s: %w", path, err)
-		}
+		p.later(u, path, tpl)
+		return u, nil
 	}
 	p.files[u] = content
 	return u, nil
@@ -291,15 +491,14 @@ func wrap76(s string) string {
 	return b.String()
 }
 
-// marshal encodes v as compact JSON without HTML escaping.
+// marshal encodes v as compact JSON without HTML escaping (encoding/json's
+// bytes: appendJSON).
 func marshal(v any) (string, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := appendJSON(nil, v)
+	if err != nil {
 		return "", fmt.Errorf("encode as JSON: %w", err)
 	}
-	return strings.TrimSuffix(buf.String(), "\n"), nil
+	return string(b), nil
 }
 
 func sortedKeys(m map[string]any) []string {

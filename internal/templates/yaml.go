@@ -275,7 +275,29 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 	return nil, c.errorf(n, "unsupported YAML tag %s (Heat's loader only knows plain maps, lists and scalars); remove the tag or quote the value", tag)
 }
 
+// resolvePlain returns the tag PyYAML's implicit resolvers give a plain
+// scalar. Each resolver needs a particular first character (a digit, a
+// sign or a dot for numbers; y, n, t, f, o for YAML 1.1 booleans; n or ~
+// for null; < and = for the merge and value keys), so most scalars of a
+// template (names, functions, words) are strings without a regular
+// expression; the others go through resolvePlainRE, PyYAML's rules.
 func resolvePlain(s string) string {
+	if s == "" {
+		return "!!null"
+	}
+	switch c := s[0]; {
+	case c >= '0' && c <= '9', c == '+', c == '-', c == '.':
+		return resolvePlainRE(s)
+	case c == '~', c == '<', c == '=', strings.IndexByte("yYnNtTfFoO", c) >= 0:
+		if len(s) <= 5 {
+			return resolvePlainRE(s)
+		}
+	}
+	return "!!str"
+}
+
+// resolvePlainRE is resolvePlain by PyYAML's regular expressions alone.
+func resolvePlainRE(s string) string {
 	switch {
 	case boolRE.MatchString(s):
 		return "!!bool"

@@ -105,3 +105,33 @@ func TestPyFloatRepr(t *testing.T) {
 		}
 	}
 }
+
+// resolvePlain's first-character shortcut gives the tag PyYAML's regular
+// expressions (resolvePlainRE) give, for every scalar shape: words, numbers
+// in every YAML 1.1 form, booleans, nulls, and near misses of each.
+func TestResolvePlainShortcut(t *testing.T) {
+	corpus := []string{"", "~", "<<", "<", "=", "==", "null", "Null", "NULL", "nul", "nulls", "n", "N", "y", "Y", "yes", "Yes", "YES", "yES",
+		"no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF", "true", "True", "TRUE", "tRUE", "false", "False", "FALSE", "falsey",
+		"0", "00", "010", "08", "0b101", "0b2", "0x1F", "0xg", "1_000", "1:30", "1:70", "190:20:30", "-1", "+1", "+", "-", ".", "..",
+		"1.5", "1.", ".5", "1.5e10", "1.5e+10", "1e10", "-.inf", ".Inf", ".NaN", ".nan", "+.INF", "1:30.5", "1_0.0_1", "2016-10-14",
+		"2016-10-14T10:00:00Z", "OS::Heat::Value", "get_param", "type", "string", "json", "yesterday", "nothing", "offset", "t", "f", "o"}
+	// Every string of up to three characters over an alphabet of the
+	// characters the resolvers look at.
+	alphabet := []string{"0", "1", "7", "9", "+", "-", ".", "_", ":", "e", "E", "x", "b", "a", "n", "N", "o", "O", "y", "t", "f", "~", "<", "=", "i", "s"}
+	var gen func(prefix string, n int)
+	gen = func(prefix string, n int) {
+		corpus = append(corpus, prefix)
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			gen(prefix+c, n-1)
+		}
+	}
+	gen("", 3)
+	for _, s := range corpus {
+		if got, want := resolvePlain(s), resolvePlainRE(s); got != want {
+			t.Errorf("resolvePlain(%q) = %s, PyYAML's rules say %s", s, got, want)
+		}
+	}
+}

@@ -5,7 +5,11 @@
 // each alone (bench/results.md).
 package tuning
 
-import "github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
+import (
+	"strings"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
+)
 
 // What a tuning setting is measured on (bench/results.md).
 const (
@@ -66,6 +70,64 @@ var settings = []Setting{
 		Effect: EffectCreate,
 	},
 	{
+		Name:  "task_wakeup",
+		Title: "[database] connection_parameters = plugin=" + heatdir.TaskWakeupPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.TaskWakeupPlugin}},
+		What: "The legacy engine steps each stack operation and then sleeps 1 s (scheduler.TaskRunner, hard-coded): a resource " +
+			"that completes in one step still costs a step, so every link of a dependency chain costs a second, and a parent stack " +
+			"notices a finished nested stack only at its next step, at every level of nesting. Our engine plugin (" + heatdir.PythonDir + "/" +
+			heatdir.EngineModule + ".py) ends a stack's step sleep early: at once when the previous step changed the state of one of " +
+			"its resources, and as soon as one of its nested stacks has stored its final state and released its lock; otherwise after " +
+			"Heat's own second. What a step does, timeouts and cancellation are Heat's code, unchanged. It checks Heat's internals " +
+			"first (Heat 19) and, if they differ, logs a warning once and leaves Heat unchanged. Cost: more steps (each polls the " +
+			"stack's running resources in the database), only when something changed; with several engine processes (pod) a nested " +
+			"stack may finish in another process, and its parent then waits for Heat's own second as before.",
+		Effect: EffectCreate,
+	},
+	{
+		Name:  "sqlite_no_ping",
+		Title: "[database] connection_parameters = plugin=" + heatdir.SQLiteNoPingPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.SQLiteNoPingPlugin}},
+		What: "oslo.db runs \"SELECT 1\" every time a database session takes a connection, to notice a database server that went " +
+			"away; a sqlite file has no server. Our engine plugin skips that ping for sqlite (MySQL keeps it). Cost: none; " +
+			"a sqlite file that cannot be read fails the statement itself instead of the ping.",
+		Effect: EffectCreate,
+	},
+	{
+		Name:  "sqlite_fk_indexes",
+		Title: "[database] connection_parameters = plugin=" + heatdir.SQLiteFKIndexesPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.SQLiteFKIndexesPlugin}},
+		What: "Heat's schema declares foreign keys (resource.stack_id, event.stack_id, resource_data.resource_id, ...) without " +
+			"indexes: MySQL's InnoDB indexes every foreign key itself, sqlite does not, so on sqlite each \"resources (or events) of " +
+			"this stack\" query reads the whole table, and costs more as the deploy grows. Our engine plugin creates, when heat-all " +
+			"opens a sqlite file, the index InnoDB would have on each foreign-key column no index starts with " +
+			"(ephemeral_heat_fk_<table>_<column>, read from the database's own schema). Cost: about 15 indexes to keep up to date on " +
+			"writes, a little more disk; a dump of the database (heat_db_dump) carries them, and a stock Heat ignores them.",
+		Effect: EffectCreate,
+	},
+	{
+		Name:  "sql_cache_json",
+		Title: "[database] connection_parameters = plugin=" + heatdir.SQLCacheJSONPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.SQLCacheJSONPlugin}},
+		What: "SQLAlchemy 1.4 caches compiled statements, except those on a column type that does not declare itself cacheable: Heat 19's " +
+			"Json type (stacks, resources, events, templates) does not (\"TypeDecorator Json() will not produce a cache key\" in the " +
+			"log), so most of Heat's statements are compiled anew each time. Our engine plugin declares it cacheable (cache_ok); " +
+			"it has no settings that change the SQL. Cost: SQLAlchemy's statement cache (500 entries by " +
+			"default) holds these statements too.",
+		Effect: EffectCreate,
+	},
+	{
+		Name:  "fake_rpc_wakeup",
+		Title: "[database] connection_parameters = plugin=" + heatdir.FakeRPCWakeupPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.FakeRPCWakeupPlugin}},
+		What: "heat-all on transport_url fake:// passes its RPC messages (API to engine, a stack to its nested stacks) through " +
+			"oslo.messaging's in-process fake driver, whose listeners look at their queues every 50 ms: each message waits 25 ms on " +
+			"average, and every nested stack create, update or delete is one. Our engine plugin makes a listener wait for a message " +
+			"to be delivered (an event), 50 ms at most as before; queues, messages and their order are the driver's. Checked against " +
+			"oslo.messaging's internals first, else one warning and no change. Cost: none measured; RabbitMQ (pod) is not affected.",
+		Effect: EffectCreate,
+	},
+	{
 		Name:   "graceful_shutdown_timeout",
 		Title:  "[DEFAULT] graceful_shutdown_timeout = 3",
 		Conf:   map[string]map[string]string{"DEFAULT": {"graceful_shutdown_timeout": "3"}},
@@ -104,6 +166,9 @@ func Apply(extra map[string]map[string]string, stock bool) map[string]map[string
 }
 
 // Merge copies src's settings over dst (allocated when nil) and returns it.
+// A query-string setting ([database] connection_parameters, which names our
+// SQLAlchemy plugins) is added to, not replaced: several settings each name
+// their plugin there.
 func Merge(dst, src map[string]map[string]string) map[string]map[string]string {
 	if dst == nil {
 		dst = map[string]map[string]string{}
@@ -113,8 +178,29 @@ func Merge(dst, src map[string]map[string]string) map[string]map[string]string {
 			dst[sec] = map[string]string{}
 		}
 		for k, v := range kv {
+			if old, ok := dst[sec][k]; ok && isQuery(sec, k) {
+				v = joinQuery(old, v)
+			}
 			dst[sec][k] = v
 		}
 	}
 	return dst
+}
+
+// isQuery tells a heat.conf key whose value is a URL query string.
+func isQuery(sec, key string) bool { return sec == "database" && key == "connection_parameters" }
+
+// joinQuery appends b's parameters to a's, each parameter (name=value) once.
+func joinQuery(a, b string) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, q := range []string{a, b} {
+		for _, p := range strings.Split(q, "&") {
+			if p != "" && !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return strings.Join(out, "&")
 }

@@ -70,3 +70,23 @@ func TestApplyAndMerge(t *testing.T) {
 		t.Errorf("Settings returned shared maps")
 	}
 }
+
+// [database] connection_parameters is a query string: settings each add
+// their plugin, once; any other key is replaced.
+func TestMergeComposesConnectionParameters(t *testing.T) {
+	m := Merge(nil, map[string]map[string]string{"database": {"connection_parameters": "plugin=a", "connection": "x"}})
+	m = Merge(m, map[string]map[string]string{"database": {"connection_parameters": "plugin=b&plugin=a", "connection": "y"}})
+	if got := m["database"]["connection_parameters"]; got != "plugin=a&plugin=b" {
+		t.Errorf("connection_parameters = %q, want plugin=a&plugin=b", got)
+	}
+	if got := m["database"]["connection"]; got != "y" {
+		t.Errorf("connection = %q, want the later y", got)
+	}
+	// Our defaults name every plugin setting's plugin.
+	all := Merged()["database"]["connection_parameters"]
+	for _, s := range Settings() {
+		if v, ok := s.Conf["database"]["connection_parameters"]; ok && !strings.Contains("&"+all+"&", "&"+v+"&") {
+			t.Errorf("our connection_parameters %q lack %s's %q", all, s.Name, v)
+		}
+	}
+}

@@ -1,0 +1,461 @@
+"""ephemeral.heat: levers on Heat's engine, each a SQLAlchemy engine plugin.
+
+The launcher writes this file to <heat_dir>/python (on the PYTHONPATH of
+heat-all, heat-engine and heat-manage) and heat.conf names the levers it
+wants among the plugins of [database] connection_parameters, e.g.
+
+    [database]
+    connection_parameters = plugin=ephemeral_heat_task_wakeup
+
+A SQLAlchemy engine plugin (the documented CreateEnginePlugin hook) is the
+one place where heat.conf makes Heat run code of ours without a path:
+oslo.db creates Heat's database engine when Heat first uses its database,
+in every Heat process, before any stack operation. Each lever changes one
+thing, once per process, and only after checking that Heat's internals are
+the ones it was written against (Heat 19, wallaby's heat-all): otherwise it
+logs one warning and leaves Heat unchanged. What each lever does and costs
+is in internal/tuning/tuning.go and bench/results.md.
+"""
+
+import inspect
+import time
+import logging
+import sys
+
+from sqlalchemy.engine import CreateEnginePlugin
+
+LOG = logging.getLogger(__name__)
+
+_applied = {}
+
+
+def _apply_once(name, patch):
+    """Run patch() once per process; log its outcome once."""
+    if name in _applied:
+        return _applied[name]
+    try:
+        why_not = patch()
+    except Exception as e:  # Heat differs: leave it unchanged.
+        why_not = "%s: %s" % (type(e).__name__, e)
+    _applied[name] = why_not is None
+    if why_not is None:
+        LOG.info("ephemeral.heat: %s is on", name)
+    elif why_not:
+        LOG.warning("ephemeral.heat: %s is off, Heat is left unchanged: %s",
+                    name, why_not)
+    return _applied[name]
+
+
+def _require(obj, attr, params=None):
+    """obj.attr must exist (with these leading parameters, if given)."""
+    value = getattr(obj, attr)
+    if params is not None:
+        got = list(inspect.signature(value).parameters)[:len(params)]
+        if got != list(params):
+            raise TypeError("%s.%s%s is not %s" % (
+                getattr(obj, "__name__", obj), attr, tuple(got), tuple(params)))
+    return value
+
+
+# --- task_wakeup ----------------------------------------------------------
+#
+# The legacy engine runs each stack operation as a TaskRunner that steps the
+# stack's resources and then sleeps one second (scheduler.TaskRunner._sleep).
+# A resource that finishes in one step still costs a step, so a chain of
+# resources costs a second per link, and a parent stack notices that a
+# nested stack has finished only at its next step (the parent's resource
+# polls the nested stack's status in the database). With this lever a
+# stack's step sleep ends early:
+#  - at once (a plain eventlet yield), when the previous step changed the
+#    state of one of the stack's resources (something started or finished:
+#    the next step has work to do);
+#  - as soon as one of its nested stacks has stored a final state (COMPLETE
+#    or FAILED) and released its stack lock (what the parent's poll reads:
+#    StackResource._check_status_complete);
+#  - otherwise after Heat's own wait_time, as before.
+# Everything else (timeouts, cancellation, the order of steps, what a step
+# does) is Heat's own code.
+
+_task_wakeup_hooks = {}
+
+
+def _task_wakeup():
+    if "heat.engine.scheduler" not in sys.modules:
+        return ""  # not a Heat engine process (heat-manage): nothing to do
+    import eventlet
+    from eventlet import event as eventlet_event
+    from heat.engine import resource, scheduler
+    from heat.engine import stack as stack_mod
+    from heat.engine import stack_lock
+
+    TaskRunner = scheduler.TaskRunner
+    Stack = stack_mod.Stack
+    orig_sleep = _require(TaskRunner, "_sleep", ("self", "wait_time"))
+    orig_res_state_set = _require(resource.Resource, "state_set",
+                                  ("self", "action", "status"))
+    orig_store = _require(Stack, "store", ("self",))
+    orig_persist_state = _require(Stack, "_persist_state", ("self",))
+    orig_persist_release = _require(Stack, "persist_state_and_release_lock",
+                                    ("self", "engine_id"))
+    orig_release = _require(stack_lock.StackLock, "release", ("self",))
+    _require(scheduler, "ENABLE_SLEEP")
+    _require(scheduler.DependencyTaskGroup, "__call__")
+    _require(Stack, "IN_PROGRESS")
+
+    changes = {}  # stack id -> resource state changes so far
+    wakers = {}  # stack id -> _Waker
+    owners = {}  # stack id -> its parent's id, from its final state to its lock release
+
+    class _Waker(object):
+        __slots__ = ("pending", "waiters")
+
+        def __init__(self):
+            self.pending = False
+            self.waiters = []
+
+        def wait(self, timeout):
+            if self.pending:
+                self.pending = False
+                return
+            ev = eventlet_event.Event()
+            self.waiters.append(ev)
+            try:
+                ev.wait(timeout)
+            finally:
+                self.waiters.remove(ev)
+                self.pending = False
+
+        def wake(self):
+            if not self.waiters:
+                self.pending = True
+            for ev in self.waiters:
+                if not ev.ready():
+                    ev.send(True)
+
+    def owner_stack(runner):
+        task = getattr(runner, "_task", None)
+        owner = getattr(task, "__self__", None)
+        if isinstance(owner, Stack):
+            return owner
+        if isinstance(task, scheduler.DependencyTaskGroup):
+            # Stack.delete runs a DependencyTaskGroup of its resources.
+            for key in getattr(task, "_keys", ())[:1]:
+                st = getattr(key, "stack", None)
+                if isinstance(st, Stack):
+                    return st
+        # A resource's own wait for its nested stack (StackResource's
+        # update_with_template runs a TaskRunner of a closure over the
+        # resource): it waits for the same wake-ups as the resource's stack.
+        for cell in getattr(task, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(value, resource.Resource):
+                st = getattr(value, "stack", None)
+                if isinstance(st, Stack):
+                    return st
+        return None
+
+    def _sleep(self, wait_time):
+        st = owner_stack(self) if wait_time else None
+        sid = getattr(st, "id", None)
+        if sid is None or not scheduler.ENABLE_SLEEP:
+            return orig_sleep(self, wait_time)
+        # Progress: a resource of the stack changed state, or (a stack's
+        # delete, which runs a DependencyTaskGroup directly) some of its
+        # resources were done with, even without a state change (a
+        # resource never created, in a backup stack).
+        seen = (changes.get(sid, 0), len(getattr(self._task, "_graph", ())))
+        if getattr(self, "_ephemeral_heat_seen", None) != seen:
+            self._ephemeral_heat_seen = seen
+            eventlet.sleep(0)
+            return
+        waker = wakers.get(sid)
+        if waker is None:
+            waker = wakers[sid] = _Waker()
+        waker.wait(wait_time)
+
+    def res_state_set(self, action, status, *args, **kwargs):
+        try:
+            return orig_res_state_set(self, action, status, *args, **kwargs)
+        finally:
+            sid = getattr(getattr(self, "stack", None), "id", None)
+            if sid is not None:
+                changes[sid] = changes.get(sid, 0) + 1
+
+    def wake(sid):
+        waker = wakers.get(sid)
+        if waker is None:
+            waker = wakers[sid] = _Waker()
+        waker.wake()
+
+    def stored(st):
+        if st.status == st.IN_PROGRESS:
+            return
+        if st.owner_id is not None:
+            # The parent's poll also waits for the lock to go (release).
+            owners[st.id] = st.owner_id
+            wake(st.owner_id)
+        waker = wakers.get(st.id)
+        if waker is not None and not waker.waiters:
+            del wakers[st.id]
+        changes.pop(st.id, None)
+
+    def store(self, *args, **kwargs):
+        result = orig_store(self, *args, **kwargs)
+        stored(self)
+        return result
+
+    def persist_state(self, *args, **kwargs):
+        result = orig_persist_state(self, *args, **kwargs)
+        stored(self)
+        return result
+
+    def persist_state_and_release_lock(self, *args, **kwargs):
+        result = orig_persist_release(self, *args, **kwargs)
+        stored(self)
+        owners.pop(self.id, None)  # released with the state
+        return result
+
+    def release(self, *args, **kwargs):
+        result = orig_release(self, *args, **kwargs)
+        owner = owners.pop(getattr(self, "stack_id", None), None)
+        if owner is not None:
+            wake(owner)
+        return result
+
+    # For tests (internal/heatdir): what a stored final state does.
+    _task_wakeup_hooks.update(stored=stored, changes=changes, wakers=wakers)
+    TaskRunner._sleep = _sleep
+    stack_lock.StackLock.release = release
+    resource.Resource.state_set = res_state_set
+    Stack.store = store
+    Stack._persist_state = persist_state
+    Stack.persist_state_and_release_lock = persist_state_and_release_lock
+    return None
+
+
+class TaskWakeup(CreateEnginePlugin):
+    """ephemeral_heat_task_wakeup: see _task_wakeup."""
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        _apply_once("task_wakeup", _task_wakeup)
+
+
+# --- sqlite_no_ping -------------------------------------------------------
+#
+# oslo.db pings the database ("SELECT 1") every time a session takes a
+# connection, to notice a database server that went away. A sqlite file
+# has no server: the ping is a statement for nothing, thousands of times
+# per deploy. This lever skips it for sqlite only.
+
+def _sqlite_no_ping():
+    from oslo_db.sqlalchemy import engines
+    orig = _require(engines, "_connect_ping_listener",
+                    ("connection", "branch"))
+
+    def _connect_ping_listener(connection, branch):
+        if connection.dialect.name == "sqlite":
+            return
+        return orig(connection, branch)
+
+    engines._connect_ping_listener = _connect_ping_listener
+    return None
+
+
+class SQLiteNoPing(CreateEnginePlugin):
+    """ephemeral_heat_sqlite_no_ping: see _sqlite_no_ping."""
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        _apply_once("sqlite_no_ping", _sqlite_no_ping)
+
+
+# --- sqlite_fk_indexes ----------------------------------------------------
+#
+# Heat's schema declares foreign keys (resource.stack_id, event.stack_id,
+# resource_data.resource_id, ...) but no index on most of them: MySQL's
+# InnoDB creates one for every foreign key by itself, sqlite does not. On
+# sqlite every "resources of this stack", "events of this stack" or "data
+# of this resource" query therefore reads the whole table, and each one
+# costs more as the deploy grows. This lever gives each foreign-key column
+# of a sqlite file database that no index starts with the index InnoDB
+# would have (CREATE INDEX IF NOT EXISTS ephemeral_heat_fk_<table>_<column>),
+# once, when Heat opens the database. The schema is read from the database
+# itself (sqlite_master, PRAGMA foreign_key_list), so it follows Heat's
+# version; tables that do not exist yet (heat-manage db_sync on an empty
+# database) are skipped.
+
+FK_INDEX_PREFIX = "ephemeral_heat_fk_"
+
+
+def fk_index_statements(conn):
+    """The CREATE INDEX statements the sqlite connection conn lacks."""
+    tables = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' "
+        "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+    out = []
+    for table in tables:
+        first_columns = set()
+        for idx in conn.execute("PRAGMA index_list(%s)" % _quote(table)):
+            cols = list(conn.execute("PRAGMA index_info(%s)" % _quote(idx[1])))
+            if cols:
+                first_columns.add(min(cols)[2])
+        for pk in conn.execute("PRAGMA table_info(%s)" % _quote(table)):
+            if pk[5] == 1:  # first column of the primary key
+                first_columns.add(pk[1])
+        fk_columns = sorted({fk[3] for fk in conn.execute(
+            "PRAGMA foreign_key_list(%s)" % _quote(table))})
+        for col in fk_columns:
+            if col in first_columns:
+                continue
+            name = "%s%s_%s" % (FK_INDEX_PREFIX, table, col)
+            out.append("CREATE INDEX IF NOT EXISTS %s ON %s (%s)" % (
+                _quote(name), _quote(table), _quote(col)))
+    return out
+
+
+def _quote(name):
+    return '"%s"' % name.replace('"', '""')
+
+
+class SQLiteFKIndexes(CreateEnginePlugin):
+    """ephemeral_heat_sqlite_fk_indexes: see fk_index_statements."""
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        self._db = None
+        if url.get_backend_name() == "sqlite" and url.database not in (
+                None, "", ":memory:") and url.query.get("mode") != "memory":
+            self._db = url.database
+
+    def engine_created(self, engine):
+        if self._db is None or "sqlite_fk_indexes" in _applied:
+            return
+        db = self._db
+
+        def patch():
+            import sqlite3
+            # A connection of its own, outside the engine's pool: oslo.db
+            # has not set up its per-connection settings yet.
+            conn = sqlite3.connect(db, timeout=30, isolation_level=None)
+            try:
+                statements = fk_index_statements(conn)
+                for stmt in statements:
+                    conn.execute(stmt)
+            finally:
+                conn.close()
+            if statements:
+                LOG.info("ephemeral.heat: %d foreign-key indexes created",
+                         len(statements))
+            return None
+
+        _apply_once("sqlite_fk_indexes", patch)
+
+
+# --- sql_cache_json -------------------------------------------------------
+#
+# SQLAlchemy 1.4 caches the compiled form of each statement, but only for
+# statements whose column types say they may be cached. Heat's Json column
+# type (heat/db/sqlalchemy/types.py) inherits from LongText, which says so,
+# without saying so itself; SQLAlchemy therefore recompiles every statement
+# that touches a Json column (stacks, resources, events, templates: most of
+# Heat's statements) and warns "TypeDecorator Json() will not produce a
+# cache key". Json has no state of its own that would change the SQL, so
+# this lever marks it cacheable (cache_ok = True).
+
+def _sql_cache_json():
+    from heat.db.sqlalchemy import types
+    json_type = _require(types, "Json")
+    if "cache_ok" in json_type.__dict__:
+        return ""  # Heat already says it (nothing to do)
+    if not issubclass(json_type, types.LongText) or \
+            set(json_type.__dict__) - {"__module__", "__doc__", "__qualname__",
+                                       "process_bind_param",
+                                       "process_result_value"}:
+        raise TypeError("Json has state or settings of its own")
+    json_type.cache_ok = True
+    return None
+
+
+class SQLCacheJSON(CreateEnginePlugin):
+    """ephemeral_heat_sql_cache_json: see _sql_cache_json."""
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        _apply_once("sql_cache_json", _sql_cache_json)
+
+
+# --- fake_rpc_wakeup ------------------------------------------------------
+#
+# heat-all on transport_url fake:// passes RPC messages (the API to the
+# engine, a stack to its nested stacks) through oslo.messaging's in-process
+# fake driver, whose listeners look at their queues every 50 ms
+# (FakeListener.poll sleeps time.sleep(0.05) when they are empty): each
+# message waits 25 ms on average before an engine picks it up, and every
+# nested stack create or update is one. This lever makes a listener wait
+# on an event that delivering a message sets, with the same 50 ms as the
+# longest wait; the queues, the messages and their order are the driver's.
+
+def _fake_rpc_wakeup():
+    import threading
+    import weakref
+    from oslo_messaging._drivers import base
+    from oslo_messaging._drivers import impl_fake
+
+    listener = impl_fake.FakeListener
+    _require(listener, "poll", ("in_self", "timeout"))  # batch_poll_helper's
+    orig_deliver = _require(impl_fake.FakeExchange, "deliver_message",
+                            ("self", "topic", "ctxt", "message"))
+    _require(base, "batch_poll_helper")
+    _require(impl_fake, "FakeIncomingMessage")
+    names = set(listener.__init__.__code__.co_names)
+    for attr in ("_exchange_manager", "_targets", "_pool", "_stopped"):
+        if attr not in names:
+            raise TypeError("FakeListener has no %s" % attr)
+    events = weakref.WeakSet()
+
+    @base.batch_poll_helper
+    def poll(self, timeout=None):
+        ev = self.__dict__.get("_ephemeral_heat_event")
+        if ev is None:
+            ev = self._ephemeral_heat_event = threading.Event()
+            events.add(ev)
+        deadline = None if timeout is None else time.time() + timeout
+        while not self._stopped.is_set():
+            ev.clear()  # before looking: a message delivered after sets it
+            for target in self._targets:
+                exchange = self._exchange_manager.get_exchange(target.exchange)
+                ctxt, message, reply_q, requeue = exchange.poll(target,
+                                                                self._pool)
+                if message is not None:
+                    return impl_fake.FakeIncomingMessage(ctxt, message,
+                                                         reply_q, requeue)
+            pause = 0.050
+            if deadline is not None:
+                pause = deadline - time.time()
+                if pause < 0:
+                    break
+                pause = min(pause, 0.050)
+            ev.wait(pause)
+        return None
+
+    def deliver_message(self, *args, **kwargs):
+        result = orig_deliver(self, *args, **kwargs)
+        for ev in list(events):
+            ev.set()
+        return result
+
+    listener.poll = poll
+    impl_fake.FakeExchange.deliver_message = deliver_message
+    return None
+
+
+class FakeRPCWakeup(CreateEnginePlugin):
+    """ephemeral_heat_fake_rpc_wakeup: see _fake_rpc_wakeup."""
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        _apply_once("fake_rpc_wakeup", _fake_rpc_wakeup)
