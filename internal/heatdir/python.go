@@ -35,6 +35,10 @@ const (
 	// FakeRPCWakeup makes oslo.messaging's in-process fake driver hand a
 	// message over when it is sent, not at its next 50 ms poll.
 	FakeRPCWakeupPlugin = "ephemeral_heat_fake_rpc_wakeup"
+	// LegacyUpdateOutputsPlugin makes the legacy engine's stack update
+	// read a nested stack's outputs after updating it (a correctness fix
+	// that goes with convergence_engine = false).
+	LegacyUpdateOutputsPlugin = "ephemeral_heat_legacy_update_outputs"
 )
 
 // enginePlugins are EngineModule's plugins: name and class.
@@ -44,6 +48,7 @@ var enginePlugins = [][2]string{
 	{SQLiteFKIndexesPlugin, "SQLiteFKIndexes"},
 	{SQLCacheJSONPlugin, "SQLCacheJSON"},
 	{FakeRPCWakeupPlugin, "FakeRPCWakeup"},
+	{LegacyUpdateOutputsPlugin, "LegacyUpdateOutputs"},
 }
 
 //go:embed python/ephemeral_heat_engine.py

@@ -172,7 +172,7 @@ func TestEnginePlugins(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(py, script, dir, heatdir.SQLiteNoPingPlugin, heatdir.SQLiteFKIndexesPlugin,
-		heatdir.SQLCacheJSONPlugin, heatdir.TaskWakeupPlugin, heatdir.FakeRPCWakeupPlugin)
+		heatdir.SQLCacheJSONPlugin, heatdir.TaskWakeupPlugin, heatdir.FakeRPCWakeupPlugin, heatdir.LegacyUpdateOutputsPlugin)
 	cmd.Env = heatdir.PythonEnv(os.Environ(), filepath.Join(dir, heatdir.PythonDir))
 	b, err := cmd.Output()
 	if err != nil {
@@ -200,6 +200,12 @@ func TestEnginePlugins(t *testing.T) {
 		RPCPollReplaced    bool     `json:"rpc_poll_replaced"`
 		RPCAnswers         []int    `json:"rpc_answers"`
 		RPCCasts           []int    `json:"rpc_casts"`
+		LegacyGuardLeft    bool     `json:"legacy_guard_left_unchanged"`
+		LegacyGuardWarns   []string `json:"legacy_guard_warnings"`
+		LegacyOn           bool     `json:"legacy_on"`
+		LegacyOutputsAfter any      `json:"legacy_nested_outputs_after"`
+		LegacyResets       []string `json:"legacy_resets"`
+		LegacyPassedOn     []bool   `json:"legacy_passed_on"`
 	}
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatalf("%v: %s", err, b)
@@ -242,6 +248,16 @@ func TestEnginePlugins(t *testing.T) {
 	}
 	if !got.RPCPollReplaced || fmt.Sprint(got.RPCAnswers) != "[1 2 3 4 5]" || fmt.Sprint(got.RPCCasts) != "[0 1 2]" {
 		t.Errorf("fake_rpc_wakeup: poll replaced %v, calls answered %v, casts seen %v", got.RPCPollReplaced, got.RPCAnswers, got.RPCCasts)
+	}
+	if !got.LegacyGuardLeft || len(got.LegacyGuardWarns) != 1 || !strings.Contains(got.LegacyGuardWarns[0], "Heat is left unchanged") {
+		t.Errorf("legacy_update_outputs guard: left unchanged %v, warnings %q (want exactly one)", got.LegacyGuardLeft, got.LegacyGuardWarns)
+	}
+	if !got.LegacyOn {
+		t.Fatalf("legacy_update_outputs did not apply to Heat's own internals")
+	}
+	if got.LegacyOutputsAfter != nil || fmt.Sprint(got.LegacyResets) != "[reset]" || fmt.Sprint(got.LegacyPassedOn) != "[true true]" {
+		t.Errorf("legacy_update_outputs: a StackResource's outputs after %v (want none), attribute resets %v (want one), passed on to Heat's %v (want both)",
+			got.LegacyOutputsAfter, got.LegacyResets, got.LegacyPassedOn)
 	}
 	if got.OtherRunnerS < 0.3 {
 		t.Errorf("a TaskRunner that is not a stack's slept %.2f s of 0.3 s: its sleep must stay Heat's", got.OtherRunnerS)

@@ -90,6 +90,7 @@ func TestWithHeat(t *testing.T) {
 	t.Run("failure", func(t *testing.T) { t.Parallel(); testFailure(t, c) })
 	t.Run("inputs", func(t *testing.T) { t.Parallel(); testInputs(t, c) })
 	t.Run("back-to-back", func(t *testing.T) { t.Parallel(); testBackToBack(t, c) })
+	t.Run("nested-edit", func(t *testing.T) { t.Parallel(); testNestedEdit(t, c) })
 }
 
 // stackEvents counts the events of a stack itself (not its resources') with
@@ -190,7 +191,6 @@ outputs:
 		t.Fatalf("update after a deep edit: %+v %v", out.Stack, err)
 	}
 	noop("after the deep edit")
-
 
 	// Another order of the same environments: b before a.
 	o = base

@@ -36,10 +36,16 @@ type Setting struct {
 var settings = []Setting{
 	{
 		Name:  "legacy_engine",
-		Title: "[DEFAULT] convergence_engine = false",
-		Conf:  map[string]map[string]string{"DEFAULT": {"convergence_engine": "false"}},
+		Title: "[DEFAULT] convergence_engine = false, [database] connection_parameters = plugin=" + heatdir.LegacyUpdateOutputsPlugin,
+		Conf: map[string]map[string]string{
+			"DEFAULT":  {"convergence_engine": "false"},
+			"database": {"connection_parameters": "plugin=" + heatdir.LegacyUpdateOutputsPlugin},
+		},
 		What: "New stacks use Heat's legacy (in-memory) engine: one greenthread walks the dependency graph " +
 			"instead of a check_resource RPC message, a sync point row and a stack reload per resource. " +
+			"It comes with a fix of ours (engine plugin " + heatdir.LegacyUpdateOutputsPlugin + "): Heat 19's legacy update " +
+			"keeps a nested stack's outputs as they were before updating it, so an edit that changes only a nested " +
+			"template's content never reaches the parents' get_attr values; the plugin makes the update read them anew. " +
 			"Cost: an update of a stack that is still IN_PROGRESS is refused (convergence accepts it); " +
 			"an interrupted legacy stack is reset to FAILED when Heat starts again. The engine mode is stored " +
 			"per stack, so stacks created by convergence (e.g. restored from a TripleO dump) keep using it.",

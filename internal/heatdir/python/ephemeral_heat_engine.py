@@ -244,6 +244,57 @@ class TaskWakeup(CreateEnginePlugin):
         _apply_once("task_wakeup", _task_wakeup)
 
 
+# --- legacy_update_outputs ------------------------------------------------
+#
+# A correctness fix, not a speed lever: it goes with the legacy engine
+# (convergence_engine = false, package tuning) and is on wherever that is.
+# In Heat 19's legacy engine, a stack update that changes only the content
+# of a nested stack (an edited provider template, a file a nested template
+# reads with get_file) updates the nested stack, but the parent's
+# StackResource keeps the nested stack's outputs it read before the update
+# (StackResource._outputs, and the resolved values its Attributes cache), and
+# StackUpdate._update_resource_data then stores that stale snapshot as the
+# resource's node data: every resource of the parent that reads the nested
+# stack's outputs through get_attr (e.g. THT's OS::Heat::Value chains up to
+# the overcloud's RoleData output) keeps the old value, and the update is
+# UPDATE_COMPLETE with the edit missing from the outputs. The convergence
+# engine reloads the resource and is not affected. This lever drops the
+# StackResource's cached outputs and resolved attributes just before
+# _update_resource_data takes its snapshot, so the snapshot is read from the
+# updated nested stack, as a fresh load of the stack would read it.
+
+def _legacy_update_outputs():
+    if "heat.engine.scheduler" not in sys.modules:
+        return ""  # not a Heat engine process (heat-manage): nothing to do
+    from heat.engine import attributes
+    from heat.engine import update
+    from heat.engine.resources import stack_resource
+
+    StackUpdate = update.StackUpdate
+    StackResource = stack_resource.StackResource
+    orig = _require(StackUpdate, "_update_resource_data", ("self", "resource"))
+    _require(attributes.Attributes, "reset_resolved_values", ("self",))
+    if "self._outputs = None" not in inspect.getsource(StackResource.__init__):
+        raise TypeError("StackResource.__init__ does not set self._outputs")
+
+    def _update_resource_data(self, resource):
+        if isinstance(resource, StackResource):
+            resource._outputs = None
+            resource.attributes.reset_resolved_values()
+        return orig(self, resource)
+
+    StackUpdate._update_resource_data = _update_resource_data
+    return None
+
+
+class LegacyUpdateOutputs(CreateEnginePlugin):
+    """ephemeral_heat_legacy_update_outputs: see _legacy_update_outputs."""
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        _apply_once("legacy_update_outputs", _legacy_update_outputs)
+
+
 # --- sqlite_no_ping -------------------------------------------------------
 #
 # oslo.db pings the database ("SELECT 1") every time a session takes a

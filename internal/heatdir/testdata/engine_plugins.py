@@ -22,8 +22,8 @@ from sqlalchemy import event, text
 
 import ephemeral_heat_engine as ehe
 
-work, ping_plugin, index_plugin, cache_plugin, wakeup_plugin, rpc_plugin = \
-    sys.argv[1:7]
+work, ping_plugin, index_plugin, cache_plugin, wakeup_plugin, rpc_plugin, \
+    legacy_plugin = sys.argv[1:8]
 out = {}
 
 warnings = []
@@ -176,5 +176,59 @@ with eventlet.Timeout(10, False):
 out["rpc_casts"] = seen_casts
 server.stop()
 server.wait()
+
+# legacy_update_outputs: with Heat's own internals it wraps the legacy
+# update's snapshot of a resource's data, and drops a StackResource's
+# cached outputs and resolved attributes first; a resource of another kind
+# is passed on untouched. When StackResource no longer keeps _outputs it
+# stays off with one warning.
+from heat.engine import update as heat_update  # noqa: E402
+from heat.engine.resources import stack_resource  # noqa: E402
+
+real_update_data = heat_update.StackUpdate._update_resource_data
+real_init = stack_resource.StackResource.__init__
+stack_resource.StackResource.__init__ = lambda self, *a, **k: None
+ehe._apply_once("legacy_update_outputs", ehe._legacy_update_outputs)
+out["legacy_guard_left_unchanged"] = \
+    heat_update.StackUpdate._update_resource_data is real_update_data
+out["legacy_guard_warnings"] = [w for w in warnings
+                                if "legacy_update_outputs" in w]
+stack_resource.StackResource.__init__ = real_init
+ehe._applied.pop("legacy_update_outputs")
+session_statements("plugin=%s" % legacy_plugin)
+out["legacy_on"] = \
+    heat_update.StackUpdate._update_resource_data is not real_update_data
+seen = []
+calls = []
+
+
+class Attrs(object):
+    def reset_resolved_values(self):
+        calls.append("reset")
+
+
+class Nested(stack_resource.StackResource):
+    def __new__(cls):  # Heat's Resource.__new__ picks a class from a stack
+        return object.__new__(cls)
+
+    def __init__(self):
+        pass
+
+
+nested = Nested()
+nested._outputs = {"out": {"output_value": "old"}}
+nested.attributes = Attrs()
+plain = object()
+wrapped = heat_update.StackUpdate._update_resource_data
+# Call the wrapper with Heat's original (in its closure) replaced by a
+# recorder.
+for cell in wrapped.__closure__ or ():
+    if cell.cell_contents is real_update_data:
+        cell.cell_contents = lambda self, r: seen.append(r)
+wrapped(None, nested)
+wrapped(None, plain)
+out["legacy_nested_outputs_after"] = nested._outputs
+out["legacy_resets"] = calls
+out["legacy_passed_on"] = [r is nested or r is plain for r in seen]
 
 print(json.dumps(out))
