@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 )
 
 // Masked replaces the value of a no_log parameter or other secret in results,
@@ -74,10 +76,13 @@ func Run(spec *Spec, h Handler, args []string, stdout, stderr io.Writer) int {
 	return runCLI(spec, h, args, stdout, stderr)
 }
 
+// argsLimit bounds the arguments file Ansible writes.
+var argsLimit = fsutil.Limit{Bytes: 64 << 20}
+
 func runAnsible(spec *Spec, h Handler, argsFile string) Result {
-	data, err := os.ReadFile(argsFile)
+	data, err := fsutil.ReadInput(argsFile, argsLimit, "module arguments file")
 	if err != nil {
-		return failure(fmt.Sprintf("%s: cannot read the module arguments file %s: %v", spec.Name, argsFile, err))
+		return failure(fmt.Sprintf("%s: cannot read its arguments: %v", spec.Name, err))
 	}
 	var all map[string]any
 	if err := json.Unmarshal(data, &all); err != nil {

@@ -2,7 +2,6 @@ package templates
 
 import (
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -34,9 +33,9 @@ func (p *processor) environment(path string) (string, map[string]any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := p.read(path, "environment file", false)
 	if err != nil {
-		return "", nil, fmt.Errorf("read environment: %w", err)
+		return "", nil, err
 	}
 	v, err := ParseYAML(data, path)
 	if err != nil {

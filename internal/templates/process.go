@@ -34,7 +34,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -70,14 +69,19 @@ type Bundle struct {
 // envPaths (in order: later ones override earlier ones) with everything they
 // reference.
 func Process(templatePath string, envPaths []string) (*Bundle, error) {
-	p := newProcessor()
+	return ProcessWith(DefaultLimits(), templatePath, envPaths)
+}
+
+// ProcessWith is Process with the given limits on the files read.
+func ProcessWith(lim Limits, templatePath string, envPaths []string) (*Bundle, error) {
+	p := newProcessor(lim)
 	tplURL, err := pathToURL(templatePath)
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(templatePath)
+	data, err := p.read(templatePath, "template", true)
 	if err != nil {
-		return nil, fmt.Errorf("read template: %w", err)
+		return nil, err
 	}
 	tpl, err := p.parseTemplate(data, templatePath, true)
 	if err != nil {
@@ -104,7 +108,13 @@ func Process(templatePath string, envPaths []string) (*Bundle, error) {
 // merged environment, the files to send (each environment and what its
 // resource_registry references) and the environments' URLs in order.
 func ProcessEnvironments(envPaths []string) (merged map[string]any, files map[string]string, urls []string, err error) {
-	p := newProcessor()
+	return ProcessEnvironmentsWith(DefaultLimits(), envPaths)
+}
+
+// ProcessEnvironmentsWith is ProcessEnvironments with the given limits on
+// the files read.
+func ProcessEnvironmentsWith(lim Limits, envPaths []string) (merged map[string]any, files map[string]string, urls []string, err error) {
+	p := newProcessor(lim)
 	merged, urls, err = p.environments(envPaths)
 	if err != nil {
 		return nil, nil, nil, err
@@ -113,13 +123,14 @@ func ProcessEnvironments(envPaths []string) (merged map[string]any, files map[st
 }
 
 type processor struct {
+	lim    Limits
 	files  map[string]string
 	active []string        // URLs of the templates being processed, to catch cycles
 	hidden map[string]bool // hidden parameters of the templates seen
 }
 
-func newProcessor() *processor {
-	return &processor{files: map[string]string{}, hidden: map[string]bool{}}
+func newProcessor(lim Limits) *processor {
+	return &processor{lim: lim.withDefaults(), files: map[string]string{}, hidden: map[string]bool{}}
 }
 
 // parseTemplate parses template text like heatclient's template_format.parse
@@ -242,11 +253,18 @@ func (p *processor) reference(base, ref, from, what string, mustBeTemplate bool)
 			return "", fmt.Errorf("%s: %s: template reference cycle %s; Heat cannot nest a template inside itself", from, what, strings.Join(chain, " -> "))
 		}
 	}
-	data, err := readURL(u)
+	path, err := urlToPath(u)
 	if err != nil {
 		return "", fmt.Errorf("%s: %s: cannot read the file it names: %w", from, what, err)
 	}
-	path, _ := urlToPath(u)
+	kind := "file"
+	if mustBeTemplate {
+		kind = "template"
+	}
+	data, err := p.read(path, kind, mustBeTemplate)
+	if err != nil {
+		return "", fmt.Errorf("%s: %s: %w", from, what, err)
+	}
 	var content string
 	switch {
 	case !utf8.Valid(data):
