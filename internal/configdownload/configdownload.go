@@ -44,6 +44,10 @@ func Run(ctx context.Context, c *heatapi.Client, o RunOptions) (Outcome, error) 
 	if o.Dest == "" {
 		return out, fmt.Errorf("dest is required")
 	}
+	// Refused before Heat is asked anything.
+	if err := CheckDest(o.Dest); err != nil {
+		return out, err
+	}
 	f, err := Fetch(ctx, c, o.Stack)
 	out.Warnings = append(out.Warnings, f.Warnings...)
 	out.APICalls = f.Calls
