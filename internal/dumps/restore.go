@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"path/filepath"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dbdump"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
@@ -15,8 +15,12 @@ type RestoreOptions struct {
 	HeatDir   string
 	Dump      string // "" = the newest dump in HeatDir
 	CheckMode bool
-	Warn      func(string, ...any)
-	Secret    func(string)
+	// AllowUnverified loads a dump that has no .sha256 to check it against
+	// (heat_db_dump verify: false), with a warning; by default it is
+	// refused. A checksum that does not match is refused either way.
+	AllowUnverified bool
+	Warn            func(string, ...any)
+	Secret          func(string)
 }
 
 // Newest returns the newest dump in dir, or an error saying how to get one.
@@ -53,12 +57,19 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 			return Result{}, err
 		}
 	}
-	if _, err := os.Stat(path); err != nil {
-		return Result{}, fmt.Errorf("dump to restore: %w", err)
+	if err := checkDumpFile(path); err != nil {
+		return Result{}, err
 	}
+	// Adoption of a tripleoclient dump, which carries no checksum of ours,
+	// is the one exception to the refusal below (checked by what it holds).
 	sum, err := VerifyChecksum(path)
 	if errors.Is(err, errNoChecksum) {
-		o.Warn("%s has no %s file: its integrity cannot be checked", path, SumSuffix)
+		if !o.AllowUnverified {
+			return Result{}, fmt.Errorf("refusing %s: it has no %s%s, so its integrity cannot be checked (a dump heat_db_dump was killed writing, "+
+				"or one from elsewhere); restore another dump, or give verify: false (heat_db_dump) or restore_verify: false "+
+				"(ephemeral_heat_launch) to load it anyway", path, filepath.Base(path), SumSuffix)
+		}
+		o.Warn("%s has no %s file: its integrity cannot be checked; loading it anyway (verify: false)", path, SumSuffix)
 		sum, _, err = fileSHA256(path)
 	}
 	if err != nil {

@@ -202,7 +202,23 @@ func mask(res Result, secrets []string) Result {
 		pairs = append(pairs, v, Masked)
 	}
 	r := strings.NewReplacer(pairs...)
-	return maskValue(map[string]any(res), r).(map[string]any)
+	// The result's own keys (changed, failed, msg, invocation ...) and the
+	// parameter names in invocation are the protocol: a short secret ("a")
+	// must not turn "failed" into something Ansible does not read.
+	out := make(Result, len(res))
+	for k, v := range res {
+		if inv, ok := v.(map[string]any); ok && k == "invocation" {
+			args, _ := inv["module_args"].(map[string]any)
+			masked := make(map[string]any, len(args))
+			for ak, av := range args {
+				masked[ak] = maskValue(av, r)
+			}
+			out[k] = map[string]any{"module_args": masked}
+			continue
+		}
+		out[k] = maskValue(v, r)
+	}
+	return out
 }
 
 func maskValue(v any, r *strings.Replacer) any {
