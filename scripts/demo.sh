@@ -20,6 +20,11 @@ vars=$(cat <<JSON
 JSON
 )
 
+# Real overcloud images carry heat-agents, which applies software
+# deployments; this host gets its stand-in, a test fixture.
+echo "== installing the heat-config hook runner fixture (tests/heatagent) for the sample's software deployments"
+"$root/tests/heatagent/install.sh"
+
 echo "== deploying the standalone sample overcloud on this host (work dir $work)"
 ansible-playbook -i localhost, "$root/playbooks/deploy-overcloud.yml" -e "$vars"
 
@@ -38,6 +43,7 @@ demo done; nothing of Heat runs any more. Artifacts:
   stack outputs:           $work/outputs/standalone-outputs.yaml
   merged environment:      $work/environment/tripleo-standalone-environment.yaml
   Heat database dumps:     $(ls "$work"/heat-launcher/heat-db-*.sql.gz | tail -1)
-  what the deploy steps did on this host: $work/markers/
+  what the deploy steps did on this host: $work/markers/ (the post-deploy script: $work/markers/standalone.post-config)
+  software deployments applied here: /var/lib/heat-config/deployed/*.notify.json
 Inspect again later:  ansible-playbook playbooks/launch-heat.yml -e work_dir=$work ; . $work/heat-launcher/heatrc ; openstack stack list
 EOF2

@@ -8,6 +8,16 @@ packages=(
   python3-openstackclient python3-heatclient
   # THT's tools/process-templates.py and tests/tht's tripleo-common reader
   python3-jinja2 python3-yaml python3-six
+  # tripleo-common's own config download and inventory, run beside ours by
+  # the differential test (tests/tripleocommon) and make bench
+  python3-git python3-pbr python3-eventlet python3-openstacksdk
+  # the collections THT's playbooks and tripleo-ansible's roles use
+  # (community.general, ansible.posix, containers.podman, openstack.cloud):
+  # the differential test syntax-checks and lists the rendered playbooks
+  ansible
+  # the sample's software deployments on this host become root as TripleO's
+  # deployments.yaml does
+  sudo
   mariadb-server mariadb-client
   podman runc catatonit debootstrap
   # make sanity: ansible-test's yamllint and runtime-metadata checks run with

@@ -28,7 +28,8 @@ type Env struct {
 // Options select what a run measures.
 type Options struct {
 	// Only lists row-group names to run (scale_copies, scale_group,
-	// launch, template_processing, db_dump, config_download, pod); empty: all.
+	// launch, template_processing, db_dump, config_download,
+	// config_download_tht, pod); empty: all.
 	Only []string
 	// Rounds for the quick rows (at least 5); CreateRounds for the stack
 	// creates (each launches a fresh Heat per create).
@@ -38,7 +39,7 @@ type Options struct {
 }
 
 // Groups are the row groups in run order.
-var Groups = []string{"template_processing", "config_download", "db_dump", "launch", "scale_group", "scale_copies", "pod"}
+var Groups = []string{"template_processing", "config_download", "config_download_tht", "db_dump", "launch", "scale_group", "scale_copies", "pod"}
 
 func (o Options) want(g string) bool {
 	if len(o.Only) == 0 {
@@ -72,6 +73,8 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 			rows = append(rows, TemplateRow(ctx, env, o.Rounds))
 		case "config_download":
 			rows = append(rows, ConfigDownloadRow(ctx, env, o.Rounds))
+		case "config_download_tht":
+			rows = append(rows, ConfigDownloadTHTRow(ctx, env, o.Rounds))
 		case "db_dump":
 			rows = append(rows, DumpRow(ctx, env, o.Rounds))
 		case "launch":

@@ -12,13 +12,16 @@ import (
 
 // RunOptions are the module's parameters.
 type RunOptions struct {
-	Stack      string
-	Dest       string
-	SSHUser    string
-	SSHNetwork string
-	Commit     bool
-	CheckMode  bool
-	Now        func() time.Time
+	Stack             string
+	Dest              string
+	SSHUser           string
+	SSHNetwork        string
+	Release           Release
+	ConfigType        []string
+	PythonInterpreter string
+	Commit            bool
+	CheckMode         bool
+	Now               func() time.Time
 }
 
 // Outcome is what Run reports.
@@ -44,18 +47,26 @@ func Run(ctx context.Context, c *heatapi.Client, o RunOptions) (Outcome, error) 
 	if o.Dest == "" {
 		return out, fmt.Errorf("dest is required")
 	}
+	switch o.Release {
+	case "":
+		o.Release = Wallaby
+	case Wallaby, Zed:
+	default:
+		return out, fmt.Errorf("tripleo_release %q is not one of %s", o.Release, strings.Join(Releases, ", "))
+	}
 	// Refused before Heat is asked anything.
 	if err := CheckDest(o.Dest); err != nil {
 		return out, err
 	}
-	f, err := Fetch(ctx, c, o.Stack)
+	f, err := Fetch(ctx, c, o.Stack, o.Release)
 	out.Warnings = append(out.Warnings, f.Warnings...)
 	out.APICalls = f.Calls
 	out.StackID = f.Ref.ID
 	if err != nil {
 		return out, err
 	}
-	r, err := Render(&f.Data, Options{SSHUser: o.SSHUser, SSHNetwork: o.SSHNetwork})
+	r, err := Render(&f.Data, Options{SSHUser: o.SSHUser, SSHNetwork: o.SSHNetwork, Release: o.Release,
+		ConfigType: o.ConfigType, PythonInterpreter: o.PythonInterpreter})
 	if err != nil {
 		return out, err
 	}

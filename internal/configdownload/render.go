@@ -1,111 +1,206 @@
 // Package configdownload renders the Ansible project of a TripleO-style
-// deployment from its Heat stack, as tripleo-common's config-download
-// (utils/config.py and inventory.py) does: per-role task files (with the
-// deploy steps split out), RoleConfig playbooks, per-server deployment
-// files, group_vars, host_vars and the static inventory
-// tripleo-ansible-inventory.yaml. The rendering is a pure function of the
-// stack's outputs and software deployments (Render); Fetch reads them from
-// Heat with few API calls, and Sync puts a rendering in place atomically in a
-// git repository, one commit per change.
+// deployment from its Heat stack: the files tripleo-common's config
+// download writes (utils/config.py with its templates, stable/wallaby or
+// stable/zed) and the static inventory its inventory.py builds
+// (tripleo-ansible-inventory.yaml). The rendering is a pure function of
+// the stack's outputs, software deployments and environment (Render);
+// Fetch reads them from Heat, and Sync puts a rendering in place atomically
+// in a git repository, one commit per change.
 package configdownload
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"path"
+	"runtime"
 	"sort"
-	"strconv"
 	"strings"
-
-	"gopkg.in/yaml.v3"
+	"sync"
 )
 
 // The stack outputs config-download reads.
 const (
-	OutRoleData           = "RoleData"
-	OutRoleConfig         = "RoleConfig"
-	OutRoleGroupVars      = "RoleGroupVars"
-	OutAnsibleHostVarsMap = "AnsibleHostVarsMap"
-	OutServerIDData       = "ServerIdData"
-	OutRoleNetHostnameMap = "RoleNetHostnameMap"
-	OutRoleNetIPMap       = "RoleNetIpMap"
-	OutVipMap             = "VipMap"
-	OutEnabledServices    = "EnabledServices"
+	OutRoleData             = "RoleData"
+	OutRoleConfig           = "RoleConfig"
+	OutRoleGroupVars        = "RoleGroupVars"
+	OutAnsibleHostVarsMap   = "AnsibleHostVarsMap"
+	OutServerIDData         = "ServerIdData"
+	OutRoleNetHostnameMap   = "RoleNetHostnameMap"
+	OutRoleNetIPMap         = "RoleNetIpMap"
+	OutVipMap               = "VipMap"
+	OutEnabledServices      = "EnabledServices"
+	OutRoleNetworkConfigMap = "RoleNetworkConfigMap"
+	OutBlacklistedHostnames = "BlacklistedHostnames"
+	OutAdminPassword        = "AdminPassword"
+	OutKeystoneURL          = "KeystoneURL"
+	OutEndpointMap          = "EndpointMap"
 )
 
-// TripleOOutputs lists them in the order they are reported missing.
+// TripleOOutputs are the outputs an overcloud has, in the order they are
+// reported missing.
 var TripleOOutputs = []string{OutRoleData, OutRoleConfig, OutRoleGroupVars, OutAnsibleHostVarsMap,
 	OutServerIDData, OutRoleNetHostnameMap, OutRoleNetIPMap, OutVipMap, OutEnabledServices}
 
-// InventoryFile is the inventory's file name in the config-download dir.
-const InventoryFile = "tripleo-ansible-inventory.yaml"
+// File names of the rendering (tripleo-common's).
+const (
+	InventoryFile   = "tripleo-ansible-inventory.yaml"
+	DeploymentsFile = "deployments.yaml"
+	HeatConfigFile  = "templates/heat-config.j2"
+	GitignoreFile   = ".gitignore"
+	NetworkConfig   = "NetworkConfig"
+)
+
+// Release is the tripleo-common release whose layout is rendered.
+type Release string
+
+// The releases supported.
+const (
+	Wallaby Release = "wallaby"
+	Zed     Release = "zed"
+)
+
+// Releases lists them (the module's choices).
+var Releases = []string{string(Wallaby), string(Zed)}
+
+// zedRunnerDirs are the empty directories stable/zed's create_config_dir
+// makes for ansible-runner.
+var zedRunnerDirs = []string{"artifacts", "env", "inventory", "profiling_data", "project", "roles"}
 
 // Defaults of the module's parameters.
 const (
 	DefaultSSHUser    = "tripleo-admin"
 	DefaultSSHNetwork = "ctlplane"
-	hostNetwork       = "ctlplane"
+	// hostNetwork names the servers in the config files (tripleo-common's
+	// constants.HOST_NETWORK, whatever the SSH network).
+	hostNetwork = "ctlplane"
+	// DefaultUndercloudPython is the Undercloud's ansible_python_interpreter
+	// when none is given (tripleo-common writes the interpreter it runs
+	// under, /usr/bin/python3 on an undercloud).
+	DefaultUndercloudPython = "/usr/bin/python3"
 )
 
 // StackData is what a rendering is made from.
 type StackData struct {
-	// Name is the stack's name (the inventory's group of all roles).
+	// Name is the stack's name (the plan).
 	Name string
-	// Outputs are the stack's resolved outputs (numbers may be json.Number).
-	Outputs map[string]any
+	// Outputs are the stack's resolved outputs, in Heat's order.
+	Outputs *Object
 	// Deployments are the software deployments found as TripleODeployment
 	// resources, in creation order.
 	Deployments []Deployment
+	// ContainerCLI is parameter_defaults.ContainerCli of the stack's
+	// environment (nil when unset).
+	ContainerCLI any
+	// NetworkConfigs holds the config of the software configs that
+	// RoleNetworkConfigMap names by id.
+	NetworkConfigs map[string]any
 }
 
 // Deployment is one software deployment of a server, with its config.
 type Deployment struct {
 	// Name is the deployment's name (its name property, else the resource
-	// that holds the TripleODeployment).
+	// holding the TripleODeployment, else for an index that resource's
+	// group).
 	Name string
 	// ServerID is the server the deployment is for.
-	ServerID string
-	// ResourceID is the physical id of the TripleODeployment resource (its
-	// name tells pre-network, pre- and post-deployments apart).
+	ServerID any
+	// ResourceID is the physical id of the TripleODeployment resource (it
+	// tells pre-network, pre- and post-deployments apart).
 	ResourceID string
-	// Config is the deployment's (derived) software config: id, name,
-	// group, config, inputs, outputs, options, creation_time.
-	Config map[string]any
+	// Config is the deployment's (derived) software config as the API
+	// returns it: id, name, group, config, inputs, outputs, options,
+	// creation_time.
+	Config *Object
 }
 
 // Options of a rendering.
 type Options struct {
-	SSHUser    string // ansible_ssh_user of the role and service groups
-	SSHNetwork string // the network whose address is ansible_host
+	// SSHUser is ansible_ssh_user of the role and service groups.
+	SSHUser string
+	// SSHNetwork is the network whose addresses and names the inventory's
+	// hosts get (tripleo-common's host_network).
+	SSHNetwork string
+	// Release selects stable/wallaby's or stable/zed's layout.
+	Release Release
+	// ConfigType limits the RoleData keys written (tripleoclient's
+	// --config-type); empty: all.
+	ConfigType []string
+	// PythonInterpreter is ansible_python_interpreter of every group; the
+	// Undercloud's defaults to DefaultUndercloudPython.
+	PythonInterpreter string
 }
 
 // Rendering is a rendered config-download tree, in memory.
 type Rendering struct {
-	// Files maps slash-separated relative paths to contents.
+	// Files maps slash-separated relative paths to contents; a path ending
+	// in "/" is a directory (it may be empty).
 	Files map[string][]byte
-	// Roles are the roles rendered (RoleData's and those with nodes).
+	// Roles are the roles of RoleData, sorted.
 	Roles []string
-	// Hosts are the inventory names of the nodes.
+	// Hosts are the servers' names, sorted.
 	Hosts []string
 	// Warnings say what was missing or skipped.
 	Warnings []string
+	// pending are the YAML files still to dump (dumped concurrently at
+	// the end of Render).
+	pending []yamlJob
+}
+
+type yamlJob struct {
+	path string
+	v    any
+	out  []byte
+	text bool // out is the content already
 }
 
 func (r *Rendering) warn(format string, args ...any) {
 	r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
 }
 
-// node is one server of a role.
-type node struct {
-	Name     string // short hostname, the inventory name
-	Role     string
-	Index    int
-	ServerID string
+func (r *Rendering) dir(p string) { r.Files[strings.TrimSuffix(p, "/")+"/"] = nil }
+
+// fileYAML adds a file that is v dumped as YAML.
+func (r *Rendering) fileYAML(p string, v any) {
+	r.pending = append(r.pending, yamlJob{path: p, v: v})
 }
 
-// Render renders the config-download tree of d. It never fails on
-// missing or oddly shaped data: it renders what it can and warns.
+// dumpPending dumps the pending YAML files, on every CPU.
+func (r *Rendering) dumpPending() {
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				r.pending[i].out = dumpYAML(r.pending[i].v)
+			}
+		}()
+	}
+	for i := range r.pending {
+		if !r.pending[i].text {
+			jobs <- i
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	// In the order they were written: a later file of the same name wins.
+	for _, j := range r.pending {
+		r.Files[j.path] = j.out
+		for d := path.Dir(j.path); d != "."; d = path.Dir(d) {
+			r.dir(d)
+		}
+	}
+	r.pending = nil
+}
+
+// file adds a file with its content.
+func (r *Rendering) file(p string, b []byte) {
+	r.pending = append(r.pending, yamlJob{path: p, out: b, text: true})
+}
+
+// Render renders the config-download tree of d. It never fails on missing
+// or oddly shaped data: where tripleo-common would stop with an exception it
+// renders what it can and warns.
 func Render(d *StackData, o Options) (*Rendering, error) {
 	if o.SSHUser == "" {
 		o.SSHUser = DefaultSSHUser
@@ -113,14 +208,21 @@ func Render(d *StackData, o Options) (*Rendering, error) {
 	if o.SSHNetwork == "" {
 		o.SSHNetwork = DefaultSSHNetwork
 	}
-	r := &Rendering{Files: map[string][]byte{}}
-	out := map[string]any{}
-	for k, v := range d.Outputs {
-		out[k] = normalize(v)
+	switch o.Release {
+	case "":
+		o.Release = Wallaby
+	case Wallaby, Zed:
+	default:
+		return nil, fmt.Errorf("unknown tripleo-common release %q (choose %s)", o.Release, strings.Join(Releases, " or "))
+	}
+	r := &Rendering{Files: map[string][]byte{}, Roles: []string{}, Hosts: []string{}}
+	out := d.Outputs
+	if out == nil {
+		out = NewObject()
 	}
 	var missing []string
 	for _, k := range TripleOOutputs {
-		if out[k] == nil {
+		if out.Value(k) == nil {
 			missing = append(missing, k)
 		}
 	}
@@ -131,288 +233,430 @@ func Render(d *StackData, o Options) (*Rendering, error) {
 		r.warn("stack %s lacks the output(s) %s: rendered without them", d.Name, strings.Join(missing, ", "))
 	}
 
-	roleData := asMap(r, out, OutRoleData)
-	roleConfig := asMap(r, out, OutRoleConfig)
-	groupVars := asMap(r, out, OutRoleGroupVars)
-	hostVars := asMap(r, out, OutAnsibleHostVarsMap)
+	if o.Release == Zed {
+		for _, dir := range zedRunnerDirs {
+			r.dir(dir)
+		}
+	}
+	r.file(GitignoreFile, []byte("*.tar.gz\n"))
 
-	r.Files[".gitignore"] = []byte("*.tar.gz\n")
+	roleData := objectOutput(r, out, OutRoleData)
+	groupVars := objectOutput(r, out, OutRoleGroupVars).Copy()
+	hostVars := objectOutput(r, out, OutAnsibleHostVarsMap)
+	if err := r.renderRoleData(roleData, groupVars, o); err != nil {
+		return nil, err
+	}
+	r.renderRoleConfig(objectOutput(r, out, OutRoleConfig))
 
-	// <Role>/<key>.yaml, with the per-step splits.
-	roles := map[string]bool{}
-	for _, role := range sortedKeys(roleData) {
+	servers := serverNames(r, out)
+	r.renderDeployments(d, out, servers, groupVars, hostVars)
+	if o.Release == Wallaby {
+		r.renderNetworkConfig(d, out)
+	}
+	r.file(DeploymentsFile, []byte(deploymentsYAML))
+
+	inv := buildInventory(r, d, out, o)
+	r.file(InventoryFile, dumpYAMLOrdered(inv))
+	r.dumpPending()
+
+	r.Roles = append(r.Roles, roleData.SortedKeys()...)
+	seen := map[string]bool{}
+	for _, s := range servers.order {
+		if name := servers.names[s]; !seen[name] {
+			seen[name] = true
+			r.Hosts = append(r.Hosts, name)
+		}
+	}
+	sort.Strings(r.Hosts)
+	return r, nil
+}
+
+// renderRoleData writes <Role>/<key>.yaml for each RoleData key (with the
+// step splits), step_config.pp and param_config.json; in wallaby it merges
+// a role's ansible_group_vars under its RoleGroupVars.
+func (r *Rendering) renderRoleData(roleData, groupVars *Object, o Options) error {
+	for _, role := range roleData.Keys() {
 		if !safeName(role) {
 			r.warn("RoleData: role name %q is not a usable directory name: skipped", role)
 			continue
 		}
-		roles[role] = true
-		data, ok := roleData[role].(map[string]any)
-		if !ok {
-			if roleData[role] != nil {
-				r.warn("RoleData.%s is not a mapping: skipped", role)
-			}
+		data := asObject(roleData.Value(role))
+		if data == nil {
+			r.warn("RoleData.%s is a %s, not a mapping: skipped", role, typeName(roleData.Value(role)))
 			continue
 		}
-		for _, key := range sortedKeys(data) {
+		r.dir(role)
+		keys := data.Keys()
+		if len(o.ConfigType) > 0 {
+			keys = o.ConfigType
+		}
+		for _, key := range keys {
 			if externalTasks[key] {
 				continue
+			}
+			v, ok := data.Get(key)
+			if !ok {
+				return fmt.Errorf("config_type %s: RoleData.%s has no such key", key, role)
 			}
 			if !safeName(key) {
 				r.warn("RoleData.%s: key %q is not a usable file name: skipped", role, key)
 				continue
 			}
-			v := data[key]
-			switch key {
-			case "step_config":
-				r.Files[role+"/step_config.pp"] = []byte(scalarString(v))
-				continue
-			case "param_config":
-				b, _ := json.Marshal(v)
-				r.Files[role+"/param_config.json"] = b
-				continue
-			}
-			if n, ok := perStepTasks[key]; ok {
-				tasks, isList := v.([]any)
-				if !isList && v != nil {
-					r.warn("RoleData.%s.%s is not a list of tasks: not split by step", role, key)
+			switch {
+			case key == "step_config":
+				s, ok := v.(string)
+				if !ok {
+					r.warn("RoleData.%s.step_config is a %s, not a string: written as %s", role, typeName(v), typeName(v))
+					s = pyStr(v)
 				}
-				for step := 0; step < n; step++ {
-					r.Files[fmt.Sprintf("%s/%s_step%d.yaml", role, key, step)] = dumpYAML(TasksForStep(tasks, step))
+				r.file(role+"/step_config.pp", []byte(s))
+			case key == "param_config":
+				r.file(role+"/param_config.json", []byte(pyJSONDumps(v, -1)))
+			case key == "ansible_group_vars" && o.Release == Wallaby:
+				own := asObject(v)
+				if own == nil {
+					r.warn("RoleData.%s.ansible_group_vars is a %s, not a mapping: ignored", role, typeName(v))
+					continue
 				}
+				rgv, ok := groupVars.Get(role)
+				if !ok || asObject(rgv) == nil {
+					r.warn("RoleGroupVars has no mapping for role %s: its ansible_group_vars are not merged", role)
+					continue
+				}
+				merged := own.Copy()
+				merged.Update(asObject(rgv))
+				groupVars.Set(role, merged)
+			default:
+				if n, ok := perStepTasks[key]; ok {
+					for step := 0; step < n; step++ {
+						tasks, err := TasksForStep(v, step, false)
+						if err != nil {
+							r.warn("RoleData.%s.%s %v: not split by step", role, key, err)
+							break
+						}
+						r.fileYAML(fmt.Sprintf("%s/%s_step%d.yaml", role, key, step), tasks)
+					}
+				}
+				r.fileYAML(role+"/"+key+".yaml", v)
 			}
-			r.Files[role+"/"+key+".yaml"] = dumpYAML(v)
 		}
 	}
+	return nil
+}
 
-	// <key>.yaml for RoleConfig.
-	for _, key := range sortedKeys(roleConfig) {
+// renderRoleConfig writes <key>.yaml (or <key> when it has a dot) for each
+// RoleConfig key, and the step splits of the external tasks.
+func (r *Rendering) renderRoleConfig(roleConfig *Object) {
+	for _, key := range roleConfig.Keys() {
 		if !safeName(key) {
 			r.warn("RoleConfig: key %q is not a usable file name: skipped", key)
 			continue
 		}
-		v := roleConfig[key]
+		v := roleConfig.Value(key)
 		if externalTasks[key] {
-			tasks, _ := v.([]any)
 			for step := 0; step < StepsMax; step++ {
-				r.Files[fmt.Sprintf("%s_step%d.yaml", key, step)] = dumpYAML(TasksForStep(tasks, step))
+				tasks, err := TasksForStep(v, step, false)
+				if err != nil {
+					r.warn("RoleConfig.%s %v: not split by step", key, err)
+					break
+				}
+				r.fileYAML(fmt.Sprintf("%s_step%d.yaml", key, step), tasks)
 			}
 		}
 		name := key
 		if !strings.Contains(name, ".") {
 			name += ".yaml"
 		}
-		switch v.(type) {
-		case map[string]any, []any:
-			r.Files[name] = dumpYAML(v)
+		switch x := v.(type) {
+		case *Object, []any:
+			r.fileYAML(name, v)
+		case string:
+			r.file(name, []byte(x))
 		default:
-			r.Files[name] = []byte(scalarString(v))
+			r.warn("RoleConfig.%s is a %s, not a string, list or mapping: written as text", key, typeName(v))
+			r.file(name, []byte(pyStr(v)))
 		}
 	}
+}
 
-	nodes := collectNodes(r, out)
-	byID := map[string]*node{}
-	for i := range nodes {
-		roles[nodes[i].Role] = true
-		r.Hosts = append(r.Hosts, nodes[i].Name)
-		if nodes[i].ServerID != "" {
-			byID[nodes[i].ServerID] = &nodes[i]
+// servers are the servers of RoleNetHostnameMap with an id in ServerIdData
+// (tripleo-common's get_server_names): id -> lower-case name from the
+// ctlplane host name up to ".ctlplane.".
+type servers struct {
+	order []string            // ids, in first-seen order
+	names map[string]string   // id -> name
+	ids   map[string]any      // name -> id (the last id of that name)
+	idKey map[string]any      // id string -> the id as Heat gave it
+	roles map[string][]string // role -> ids (ServerIdData order)
+}
+
+func serverNames(r *Rendering, out *Object) *servers {
+	s := &servers{names: map[string]string{}, ids: map[string]any{}, idKey: map[string]any{}, roles: map[string][]string{}}
+	hostnames := objectOutput(r, out, OutRoleNetHostnameMap)
+	sid := asObject(out.Value(OutServerIDData))
+	serverIDs := asObject(sid.Value("server_ids"))
+	for _, role := range hostnames.Keys() {
+		nets := hostnames.Value(role)
+		if !truthy(nets) {
+			continue
+		}
+		names, _ := asObject(nets).Value(hostNetwork).([]any)
+		for idx, n := range names {
+			if !sid.Has("server_ids") {
+				continue
+			}
+			ids, ok := serverIDs.Value(role).([]any)
+			if !ok || idx >= len(ids) {
+				r.warn("ServerIdData.server_ids has no server %d of role %s: left out", idx, role)
+				continue
+			}
+			id := ids[idx]
+			if id == nil {
+				continue
+			}
+			name, ok := n.(string)
+			if !ok {
+				r.warn("RoleNetHostnameMap.%s.%s[%d] is a %s, not a host name: left out", role, hostNetwork, idx, typeName(n))
+				continue
+			}
+			key := pyStr(id)
+			if _, seen := s.names[key]; !seen {
+				s.order = append(s.order, key)
+			}
+			s.names[key] = strings.ToLower(strings.SplitN(name, "."+hostNetwork+".", 2)[0])
+			s.idKey[key] = id
 		}
 	}
-	sort.Strings(r.Hosts)
+	for _, id := range s.order {
+		s.ids[s.names[id]] = s.idKey[id]
+	}
+	for _, role := range serverIDs.Keys() {
+		if l, ok := serverIDs.Value(role).([]any); ok {
+			for _, id := range l {
+				s.roles[role] = append(s.roles[role], pyStr(id))
+			}
+		}
+	}
+	return s
+}
 
-	// <Role>/<server>/<deployment>, and the deployment names per server.
+// roleOf is tripleo-common's get_role_from_server_id: the first role of
+// ServerIdData.server_ids whose list holds the id.
+func roleOf(out *Object, id string) (string, bool) {
+	serverIDs := asObject(asObject(out.Value(OutServerIDData)).Value("server_ids"))
+	for _, role := range serverIDs.Keys() {
+		l, _ := serverIDs.Value(role).([]any)
+		for _, x := range l {
+			if x != nil && pyStr(x) == id {
+				return role, true
+			}
+		}
+	}
+	return "", false
+}
+
+// renderDeployments writes templates/heat-config.j2, the deployment files
+// <Role>/<server>/<deployment>, group_vars/<Role> of the roles with servers
+// and host_vars/<server> with the server's deployment lists.
+func (r *Rendering) renderDeployments(d *StackData, out *Object, s *servers, groupVars, hostVars *Object) {
 	type names struct{ preNetwork, pre, post []string }
 	perServer := map[string]*names{}
+	serverDeps := map[string][]*Object{}
+	var serverOrder []string
+	serverRoles := map[string]string{}
 	for _, dep := range d.Deployments {
-		n := byID[dep.ServerID]
+		id := pyStr(dep.ServerID)
+		cfg := asObject(deepCopy(dep.Config))
+		if cfg == nil {
+			cfg = NewObject()
+		}
+		cfg.Set("deployment_name", dep.Name)
+		inputs, _ := cfg.Value("inputs").([]any)
+		var dsi *Object
+		for _, in := range inputs {
+			if m := asObject(in); m != nil && m.Value("name") == "deploy_server_id" {
+				dsi = m
+			}
+		}
+		if dsi == nil {
+			r.warn("the config of deployment %s has no deploy_server_id input: skipped", dep.Name)
+			continue
+		}
+		dsi.Set("value", dep.ServerID)
+		server, ok := s.names[id]
+		if !ok {
+			r.warn("server with id %s is ignored from config (may be blacklisted): deployment %s skipped", id, dep.Name)
+			continue
+		}
+		if _, seen := serverDeps[server]; !seen {
+			serverOrder = append(serverOrder, server)
+		}
+		serverDeps[server] = append(serverDeps[server], cfg)
+		role, _ := roleOf(out, id)
+		serverRoles[server] = role
+		n := perServer[server]
 		if n == nil {
-			r.warn("deployment %s is for server %s, which is not in ServerIdData (excluded node?): skipped", dep.Name, dep.ServerID)
-			continue
-		}
-		if !safeName(dep.Name) {
-			r.warn("deployment name %q of server %s is not a usable file name: skipped", dep.Name, n.Name)
-			continue
-		}
-		r.Files[n.Role+"/"+n.Name+"/"+dep.Name] = deploymentFile(dep, n.ServerID)
-		s := perServer[n.Name]
-		if s == nil {
-			s = &names{}
-			perServer[n.Name] = s
+			n = &names{}
+			perServer[server] = n
 		}
 		switch {
 		case strings.Contains(dep.ResourceID, "ExtraConfigPost") || strings.Contains(dep.ResourceID, "PostConfig"):
-			s.post = appendNew(s.post, dep.Name)
+			n.post = appendNew(n.post, dep.Name)
 		case strings.Contains(dep.ResourceID, "PreNetworkConfig"):
-			s.preNetwork = appendNew(s.preNetwork, dep.Name)
+			n.preNetwork = appendNew(n.preNetwork, dep.Name)
 		default:
-			s.pre = appendNew(s.pre, dep.Name)
+			n.pre = appendNew(n.pre, dep.Name)
+		}
+	}
+	for name, id := range s.ids {
+		if _, ok := serverRoles[name]; !ok {
+			role, _ := roleOf(out, pyStr(id))
+			serverRoles[name] = role
 		}
 	}
 
-	// group_vars/<Role>.
-	for _, role := range sortedKeys(groupVars) {
+	r.file(HeatConfigFile, []byte(heatConfigTemplate))
+	r.dir("group_vars")
+	r.dir("host_vars")
+
+	for _, server := range serverOrder {
+		role := serverRoles[server]
+		if !safeName(role) || !safeName(server) {
+			r.warn("server %s of role %q: not a usable directory name: its deployments are skipped", server, role)
+			continue
+		}
+		for _, cfg := range serverDeps[server] {
+			name := pyStr(cfg.Value("deployment_name"))
+			if !safeName(name) {
+				r.warn("deployment name %q of server %s is not a usable file name: skipped", name, server)
+				continue
+			}
+			if cfg.Value("group") == "os-apply-config" {
+				r.warn("group:os-apply-config is deprecated. Deployment %s will not be applied by config-download.", name)
+			}
+			r.file(role+"/"+server+"/"+name, deploymentFile(cfg))
+		}
+	}
+
+	roleSet := map[string]bool{}
+	for _, role := range serverRoles {
+		roleSet[role] = true
+	}
+	for role := range roleSet {
 		if !safeName(role) {
 			continue
 		}
-		vars, ok := groupVars[role].(map[string]any)
+		vars, ok := groupVars.Get(role)
 		if !ok {
-			if groupVars[role] != nil {
-				r.warn("RoleGroupVars.%s is not a mapping: skipped", role)
-			}
+			r.warn("RoleGroupVars has no entry for role %s: no group_vars/%s", role, role)
 			continue
 		}
-		r.Files["group_vars/"+role] = dumpYAML(vars)
+		r.fileYAML("group_vars/"+role, vars)
 	}
 
-	// host_vars/<server>.
-	for _, n := range nodes {
-		vars := map[string]any{}
-		if rv, ok := hostVars[n.Role].(map[string]any); ok {
-			if hv, ok := rv[n.Name].(map[string]any); ok {
-				for k, v := range hv {
-					vars[k] = v
-				}
+	for _, server := range sortedStringKeys(s.ids) {
+		if !safeName(server) {
+			r.warn("server name %q is not a usable file name: no host_vars", server)
+			continue
+		}
+		role := serverRoles[server]
+		var ahv string
+		if truthy(hostVars) {
+			hv, ok := asObject(hostVars.Value(role)).Get(server)
+			if !ok {
+				r.warn("AnsibleHostVarsMap has no entry for %s of role %s: its host_vars lack them", server, role)
+			} else {
+				ahv = string(dumpYAML(hv))
 			}
 		}
-		s := perServer[n.Name]
-		if s == nil {
-			s = &names{}
+		n := perServer[server]
+		if n == nil {
+			n = &names{}
 		}
-		vars["pre_network"] = stringList(s.preNetwork)
-		vars["pre_deployments"] = stringList(s.pre)
-		vars["post_deployments"] = stringList(s.post)
-		r.Files["host_vars/"+n.Name] = dumpYAML(vars)
+		r.file("host_vars/"+server, hostVarsFile(role, n.preNetwork, n.pre, n.post, ahv))
 	}
-
-	inv := buildInventory(r, d.Name, out, nodes, groupVars, o)
-	r.Files[InventoryFile] = dumpYAML(inv)
-
-	for role := range roles {
-		r.Roles = append(r.Roles, role)
-	}
-	sort.Strings(r.Roles)
-	if r.Hosts == nil {
-		r.Hosts = []string{}
-	}
-	return r, nil
 }
 
-// collectNodes reads the nodes of each role from RoleNetHostnameMap (the
-// ctlplane names up to the first dot) and ServerIdData.
-func collectNodes(r *Rendering, out map[string]any) []node {
-	hostnames := asMap(r, out, OutRoleNetHostnameMap)
-	ids := map[string]any{}
-	if sid, ok := out[OutServerIDData].(map[string]any); ok {
-		if m, ok := sid["server_ids"].(map[string]any); ok {
-			ids = m
-		}
+// renderNetworkConfig writes <Role>/NetworkConfig from RoleNetworkConfigMap
+// (stable/wallaby): a mapping as JSON, a software config id as that
+// config's text.
+func (r *Rendering) renderNetworkConfig(d *StackData, out *Object) {
+	v, ok := out.Get(OutRoleNetworkConfigMap)
+	if !ok || v == nil {
+		r.warn("stack %s has no %s output (tripleo-common stable/wallaby stops here: 'Old network config templates are possibly used'): no <Role>/NetworkConfig written", d.Name, OutRoleNetworkConfigMap)
+		return
 	}
-	var nodes []node
-	seen := map[string]string{}
-	for _, role := range sortedKeys(hostnames) {
-		nets, ok := hostnames[role].(map[string]any)
-		if !ok || len(nets) == 0 {
+	m := asObject(v)
+	if m == nil {
+		r.warn("output %s is a %s, not a mapping: ignored", OutRoleNetworkConfigMap, typeName(v))
+		return
+	}
+	for _, role := range m.Keys() {
+		cfg := m.Value(role)
+		var text string
+		switch x := cfg.(type) {
+		case nil:
 			continue
-		}
-		if !safeName(role) {
-			r.warn("RoleNetHostnameMap: role name %q is not a usable name: skipped", role)
-			continue
-		}
-		names, ok := nets[hostNetwork].([]any)
-		if !ok {
-			r.warn("RoleNetHostnameMap.%s has no %s host names: its nodes are left out", role, hostNetwork)
-			continue
-		}
-		roleIDs, _ := ids[role].([]any)
-		for i, hn := range names {
-			full, _ := hn.(string)
-			short := strings.ToLower(strings.SplitN(full, ".", 2)[0])
-			if short == "" || !safeName(short) {
-				r.warn("RoleNetHostnameMap.%s.%s[%d] = %v is not a usable host name: skipped", role, hostNetwork, i, hn)
+		case *Object:
+			text = pyJSONDumps(x, -1)
+		case string:
+			c, ok := d.NetworkConfigs[x]
+			if !ok {
+				r.warn("%s.%s names software config %s, which was not read: no %s/%s", OutRoleNetworkConfigMap, role, x, role, NetworkConfig)
 				continue
 			}
-			if other, dup := seen[short]; dup {
-				r.warn("host %s is in roles %s and %s: kept in %s", short, other, role, other)
+			s, isStr := c.(string)
+			if !isStr && c != nil {
+				r.warn("software config %s of %s.%s is a %s, not text: no %s/%s", x, OutRoleNetworkConfigMap, role, typeName(c), role, NetworkConfig)
 				continue
 			}
-			seen[short] = role
-			n := node{Name: short, Role: role, Index: i}
-			if i < len(roleIDs) {
-				if id, ok := roleIDs[i].(string); ok {
-					n.ServerID = id
-				}
-			}
-			nodes = append(nodes, n)
+			text = s
+		default:
+			r.warn("%s.%s is a %s: no %s/%s", OutRoleNetworkConfigMap, role, typeName(cfg), role, NetworkConfig)
+			continue
 		}
+		if text == "" {
+			continue
+		}
+		if !safeName(role) || !hasDir(r, role) {
+			r.warn("%s.%s: role %s has no directory (not in RoleData): no %s written", OutRoleNetworkConfigMap, role, role, NetworkConfig)
+			continue
+		}
+		r.file(role+"/"+NetworkConfig, []byte(text))
 	}
-	return nodes
 }
 
-// deploymentFile renders <Role>/<server>/<deployment> as tripleo-common's
-// deployment.j2 does: the server id, then the config under the deployment's
-// name, with deploy_server_id's input set to the real server.
-func deploymentFile(dep Deployment, serverID string) []byte {
-	c := map[string]any{}
-	for k, v := range dep.Config {
-		c[k] = normalize(v)
+// hasDir reports whether the rendering has made directory d so far.
+func hasDir(r *Rendering, d string) bool {
+	if _, ok := r.Files[d+"/"]; ok {
+		return true
 	}
-	group, _ := c["group"].(string)
-	cfg := c["config"]
-	if s, ok := cfg.(string); ok {
-		var parsed any
-		if json.Unmarshal([]byte(s), &parsed) == nil {
-			cfg = parsed
+	for _, j := range r.pending {
+		if strings.HasPrefix(j.path, d+"/") {
+			return true
 		}
 	}
-	if group != "hiera" {
-		// Every hook but hiera takes its config as a scalar.
-		if _, ok := cfg.(string); !ok && cfg != nil {
-			b, _ := json.MarshalIndent(cfg, "", "  ")
-			cfg = string(b)
-		}
-	}
-	c["config"] = cfg
-	c["deployment_name"] = dep.Name
-	if inputs, ok := c["inputs"].([]any); ok {
-		for _, in := range inputs {
-			if m, ok := in.(map[string]any); ok && m["name"] == "deploy_server_id" {
-				m["value"] = serverID
-			}
-		}
-	} else {
-		c["inputs"] = []any{}
-	}
-	if c["outputs"] == nil {
-		c["outputs"] = []any{}
-	}
-	return dumpYAML(map[string]any{"deploy_server_id": serverID, dep.Name: c})
+	return false
 }
 
-// asMap returns an output that must be a mapping (empty when absent).
-func asMap(r *Rendering, out map[string]any, key string) map[string]any {
-	switch v := out[key].(type) {
-	case map[string]any:
-		return v
-	case nil:
-		return map[string]any{}
-	default:
-		r.warn("output %s is not a mapping (%T): ignored", key, v)
-		return map[string]any{}
+// objectOutput returns an output that must be a mapping (empty when absent
+// or null).
+func objectOutput(r *Rendering, out *Object, key string) *Object {
+	v := out.Value(key)
+	if v == nil {
+		return NewObject()
 	}
+	o := asObject(v)
+	if o == nil {
+		r.warn("output %s is a %s, not a mapping: ignored", key, typeName(v))
+		return NewObject()
+	}
+	return o
 }
 
 // safeName: a role, host, key or deployment name that can be a file name.
 func safeName(s string) bool {
 	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\x00") && path.Clean(s) == s && s != ".git"
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func appendNew(list []string, s string) []string {
@@ -424,72 +668,11 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
-func stringList(s []string) []any {
-	out := make([]any, 0, len(s))
-	for _, x := range s {
-		out = append(out, x)
+func sortedStringKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	return out
-}
-
-// scalarString writes a non-collection value as file content.
-func scalarString(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	default:
-		b, _ := json.Marshal(x)
-		return string(b)
-	}
-}
-
-// normalize copies a decoded JSON value, turning json.Number into int64 or
-// float64 so that YAML shows numbers as numbers.
-func normalize(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return i
-		}
-		if f, err := strconv.ParseFloat(string(x), 64); err == nil {
-			return f
-		}
-		return string(x)
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = normalize(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = normalize(e)
-		}
-		return l
-	}
-	return v
-}
-
-// dumpYAML is yaml.safe_dump(default_flow_style=False): block style, sorted
-// keys, two-space indentation.
-func dumpYAML(v any) []byte {
-	if v == nil {
-		return []byte("null\n")
-	}
-	if l, ok := v.([]any); ok && len(l) == 0 {
-		return []byte("[]\n")
-	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(v); err != nil {
-		// Only values that did not come from JSON can fail; show them as JSON.
-		j, _ := json.MarshalIndent(v, "", "  ")
-		return append(j, '\n')
-	}
-	enc.Close()
-	return buf.Bytes()
+	sort.Strings(keys)
+	return keys
 }

@@ -1,6 +1,7 @@
 package configdownload
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,8 +11,9 @@ import (
 // per-step files are written for steps 0 to StepsMax-1.
 const StepsMax = 6
 
-// perStepTasks are the RoleData keys that are also written split by step,
-// as <key>_step<N>.yaml, with how many steps (tripleo-common's PER_STEP_TASKS).
+// perStepTasks are the RoleData keys also written split by step, as
+// <key>_step<N>.yaml, with how many steps (tripleo-common's PER_STEP_TASKS;
+// none of them strict).
 var perStepTasks = map[string]int{
 	"deploy_steps_tasks": StepsMax,
 	"upgrade_tasks":      StepsMax,
@@ -19,82 +21,79 @@ var perStepTasks = map[string]int{
 	"post_update_tasks":  4,
 }
 
-// externalTasks are collected globally (in RoleConfig), never per role.
+// externalTasks are collected globally (in RoleConfig), never per role
+// (tripleo-common's EXTERNAL_TASKS).
 var externalTasks = map[string]bool{"external_deploy_tasks": true, "external_deploy_steps_tasks": true}
 
-var (
-	// step == N, step|int == N, (step|int) == N, (step | int) == N, ... once
-	// the white space is gone.
-	stepEqRe = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.])\(?step(?:\|int)?\)?==(\d+)`)
-	// step|int in [1, 2] and (step|int) in (1,2).
-	stepInRe = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.])\(?step(?:\|int)?\)? ?in ?[\[(](\d+(?:,\d+)*),?[\])]`)
-	// White space around operators goes, elsewhere it becomes one space.
-	opSpaceRe = regexp.MustCompile(`\s*([|=()\[\],])\s*`)
-	spaceRe   = regexp.MustCompile(`\s+`)
-)
+// stepRe finds the steps a flattened `when` names: "step==N", with "|int"
+// and parentheses optional; digits are any decimal digits, as Python's \d.
+var stepRe = regexp.MustCompile(`\(?step(?:\|int)?\)?==(\p{Nd}+)`)
 
-// TaskSteps returns the deploy steps a task is limited to by its `when`
-// (a string or a list of conditions), or nil when it names no step (such a
-// task runs at every step). Only the string conditions are read; white space
-// does not matter, "|int" and the parentheses around "step|int" are
-// optional.
-func TaskSteps(task any) []int {
-	t, ok := task.(map[string]any)
-	if !ok {
+// TaskSteps returns the step numbers a task's `when` names, as
+// tripleo-common finds them: the string conditions (one, or those of a
+// list) with all white space removed, joined, and searched for
+// "step==N" ("|int" and the parentheses around "step|int" optional). It
+// returns nil when the task names no step (or has no `when`).
+func TaskSteps(task *Object) []string {
+	when, ok := task.Get("when")
+	if !ok || when == nil {
 		return nil
 	}
-	var conds []string
-	switch w := t["when"].(type) {
-	case string:
-		conds = []string{w}
-	case []any:
-		for _, c := range w {
-			if s, ok := c.(string); ok {
-				conds = append(conds, s)
-			}
-		}
-	case []string:
-		conds = w
+	list, isList := when.([]any)
+	if !isList {
+		list = []any{when}
 	}
-	var steps []int
-	seen := map[int]bool{}
-	add := func(s string) {
-		n, err := strconv.Atoi(s)
-		if err == nil && !seen[n] {
-			seen[n] = true
-			steps = append(steps, n)
+	var flat strings.Builder
+	for _, c := range list {
+		if s, ok := c.(string); ok {
+			flat.WriteString(strings.Map(func(r rune) rune {
+				if pyIsSpace(r) {
+					return -1
+				}
+				return r
+			}, s))
 		}
 	}
-	for _, c := range conds {
-		flat := opSpaceRe.ReplaceAllString(spaceRe.ReplaceAllString(c, " "), "$1")
-		for _, m := range stepEqRe.FindAllStringSubmatch(flat, -1) {
-			add(m[1])
-		}
-		for _, m := range stepInRe.FindAllStringSubmatch(flat, -1) {
-			for _, n := range strings.Split(m[1], ",") {
-				add(n)
-			}
-		}
+	var steps []string
+	for _, m := range stepRe.FindAllStringSubmatch(flat.String(), -1) {
+		steps = append(steps, m[1])
 	}
 	return steps
 }
 
-// TasksForStep returns the tasks of the list that run at step: those whose
-// `when` names that step and those that name no step at all.
-func TasksForStep(tasks []any, step int) []any {
-	out := make([]any, 0, len(tasks))
-	for _, t := range tasks {
-		steps := TaskSteps(t)
-		if steps == nil {
-			out = append(out, t)
-			continue
-		}
-		for _, s := range steps {
-			if s == step {
-				out = append(out, t)
-				break
-			}
+// stepInTask is tripleo-common's step_in_task: a task whose `when` names
+// steps runs at those steps only; one that names none runs at every step
+// unless strict.
+func stepInTask(task *Object, step int, strict bool) bool {
+	steps := TaskSteps(task)
+	if steps == nil {
+		return !strict
+	}
+	want := strconv.Itoa(step)
+	for _, s := range steps {
+		if s == want {
+			return true
 		}
 	}
-	return out
+	return false
+}
+
+// TasksForStep returns the tasks of a list that run at step. tasks must be
+// a list of mappings (tripleo-common fails otherwise).
+func TasksForStep(tasks any, step int, strict bool) ([]any, error) {
+	list, ok := tasks.([]any)
+	if !ok {
+		return nil, fmt.Errorf("is a %s, not a list of tasks", typeName(tasks))
+	}
+	out := []any{}
+	for i, t := range list {
+		task, ok := t.(*Object)
+		if !ok {
+			return nil, fmt.Errorf("item %d is a %s, not a task", i, typeName(t))
+		}
+		if stepInTask(task, step, strict) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }

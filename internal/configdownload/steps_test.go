@@ -5,87 +5,75 @@ import (
 	"testing"
 )
 
+// tripleo-common finds steps with re.findall(r'\(?step(?:\|int)?\)?==(\d+)')
+// over the `when` strings with their white space removed and joined.
 func TestTaskSteps(t *testing.T) {
-	tests := []struct {
-		name string
+	for _, tc := range []struct {
 		when any
-		want []int
+		want []string
 	}{
-		{"no when", nil, nil},
-		{"canonical", "step|int == 1", []int{1}},
-		{"no spaces", "step|int==2", []int{2}},
-		{"spaces around the filter", "step | int == 3", []int{3}},
-		{"parentheses", "(step|int) == 4", []int{4}},
-		{"parentheses and spaces", "( step | int ) == 5", []int{5}},
-		{"without int", "step == 0", []int{0}},
-		{"tabs and newlines", "step|int\t==\n 2", []int{2}},
-		{"two digits", "step|int == 10", []int{10}},
-		{"list", []any{"step|int == 2", "enabled|bool"}, []int{2}},
-		{"list with the step second", []any{"enabled|bool", "(step | int) == 3"}, []int{3}},
-		{"list with a boolean", []any{true, "step|int == 1"}, []int{1}},
-		{"or of two steps", "step|int == 1 or step|int == 4", []int{1, 4}},
-		{"in a list", "step|int in [1, 2]", []int{1, 2}},
-		{"no step condition", "ansible_facts.os_family == 'RedHat'", nil},
-		{"other comparison", "step|int >= 2", nil},
-		{"another variable ending in step", "deploy_step|int == 3", nil},
-		{"attribute named step", "item.step|int == 3", nil},
-		{"boolean when", true, nil},
-		{"list without step", []any{"a", "b"}, nil},
+		{"step|int == 1", []string{"1"}},
+		{"(step | int) == 2", []string{"2"}},
+		{"step == 3", []string{"3"}},
+		{"step|int==4 and x", []string{"4"}},
+		{[]any{"(step|int) == 5", "other|bool"}, []string{"5"}},
+		{[]any{"step|int == 1", "step|int == 2"}, []string{"1", "2"}},
+		// Matched inside longer names too (no boundary), as tripleo-common does.
+		{"deploy_step|int == 2", []string{"2"}},
+		// "in [..]" names no step for tripleo-common: the task runs at every step.
+		{"step|int in [1, 2]", nil},
+		{"step|int > 1", nil},
+		{"step|int\t==\n3", []string{"3"}},
+		{"step|int == 03", []string{"03"}},
+		{"step|int == ٣", []string{"٣"}},
+		{[]any{true, "step|int == 1"}, []string{"1"}},
+		// The strings are joined before searching.
+		{[]any{"ste", "p == 6"}, []string{"6"}},
+		{nil, nil},
+		{false, nil},
+		{[]any{}, nil},
+	} {
+		task := Obj("name", "t", "when", tc.when)
+		if got := TaskSteps(task); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("TaskSteps(when: %s) = %q, want %q", pyRepr(tc.when), got, tc.want)
+		}
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			task := map[string]any{"name": "t"}
-			if tc.when != nil {
-				task["when"] = tc.when
-			}
-			if got := TaskSteps(task); !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("TaskSteps(when=%#v) = %v, want %v", tc.when, got, tc.want)
-			}
-		})
+	if got := TaskSteps(Obj("name", "no when")); got != nil {
+		t.Errorf("no when: %q", got)
 	}
 }
 
 func TestTasksForStep(t *testing.T) {
-	task := func(name string, when any) map[string]any {
-		m := map[string]any{"name": name}
-		if when != nil {
-			m["when"] = when
-		}
-		return m
-	}
-	tasks := []any{
-		task("always", nil),
-		task("one", "step|int == 1"),
-		task("two", []any{"(step | int) == 2", "x|bool"}),
-		task("one-or-three", "step|int == 1 or step|int == 3"),
-		task("not-a-step", "foo"),
-		"not a task",
-	}
-	names := func(l []any) []string {
-		var out []string
-		for _, x := range l {
-			if m, ok := x.(map[string]any); ok {
-				out = append(out, m["name"].(string))
-			} else {
-				out = append(out, "?")
-			}
-		}
-		return out
-	}
-	want := map[int][]string{
-		0: {"always", "not-a-step", "?"},
-		1: {"always", "one", "one-or-three", "not-a-step", "?"},
-		2: {"always", "two", "not-a-step", "?"},
-		3: {"always", "one-or-three", "not-a-step", "?"},
-		4: {"always", "not-a-step", "?"},
-		5: {"always", "not-a-step", "?"},
-	}
-	for step := 0; step < StepsMax; step++ {
-		if got := names(TasksForStep(tasks, step)); !reflect.DeepEqual(got, want[step]) {
-			t.Errorf("step %d: %v, want %v", step, got, want[step])
+	a := Obj("name", "a", "when", "step|int == 1")
+	b := Obj("name", "b", "when", []any{"step|int == 2", "x"})
+	every := Obj("name", "every")
+	in := Obj("name", "in", "when", "step|int in [1, 2]")
+	odd := Obj("name", "odd", "when", "step|int == 01")
+	tasks := []any{a, b, every, in, odd}
+	for step, want := range map[int][]any{0: {every, in}, 1: {a, every, in}, 2: {b, every, in}, 5: {every, in}} {
+		got, err := TasksForStep(tasks, step, false)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("step %d: %v %v, want %v", step, names(got), err, names(want))
 		}
 	}
-	if got := TasksForStep(nil, 1); got == nil || len(got) != 0 {
-		t.Errorf("no tasks: got %#v, want an empty list", got)
+	// Strict: only the tasks naming that step.
+	if got, _ := TasksForStep(tasks, 1, true); !reflect.DeepEqual(got, []any{a}) {
+		t.Errorf("strict step 1: %v", names(got))
 	}
+	if got, err := TasksForStep([]any{}, 0, false); err != nil || len(got) != 0 || got == nil {
+		t.Errorf("no tasks: %#v %v", got, err)
+	}
+	for _, bad := range []any{nil, "tasks", Obj(), []any{"not a task"}} {
+		if _, err := TasksForStep(bad, 1, false); err == nil {
+			t.Errorf("TasksForStep(%s) did not fail", pyRepr(bad))
+		}
+	}
+}
+
+func names(tasks []any) []string {
+	var n []string
+	for _, t := range tasks {
+		n = append(n, pyStr(asObject(t).Value("name")))
+	}
+	return n
 }

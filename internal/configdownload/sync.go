@@ -138,10 +138,12 @@ func CheckDest(dest string) error {
 // the marker: its git repository has our identity.
 func legacyDest(dest string) bool {
 	b, err := fsutil.ReadInput(filepath.Join(dest, ".git", "config"), fsutil.Limit{Bytes: 1 << 20}, "git config")
-	return err == nil && bytes.Contains(b, []byte("name = "+gitUserName))
+	return err == nil && bytes.Contains(b, []byte("name = "+gitIdentity[0][1]))
 }
 
-// readTree reads dest's files (not .git); a missing dest is empty.
+// readTree reads dest's files (not .git) and directories ("DIR/"); a
+// missing dest is empty. What the rendering would not have written as it
+// is (another mode, a symlink, ...) reads as content that never matches.
 func readTree(dest string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	st, err := os.Stat(dest)
@@ -154,6 +156,7 @@ func readTree(dest string) (map[string][]byte, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("dest %s exists and is not a directory", dest)
 	}
+	mismatch := []byte{0xff, 0xfe, 0x00}
 	err = filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -165,21 +168,22 @@ func readTree(dest string) (map[string][]byte, error) {
 		if rel == pathguard.Marker {
 			return nil // ours, not part of the rendering
 		}
-		if d.IsDir() {
-			if rel != "." {
-				if info, err := d.Info(); err == nil && info.Mode().Perm() != DirMode {
-					files[filepath.ToSlash(rel)+"/"] = nil // a directory to fix
-				}
-			}
-			return nil
-		}
 		info, err := d.Info()
 		if err != nil {
 			return err
 		}
+		if d.IsDir() {
+			if rel != "." {
+				var c []byte
+				if info.Mode().Perm() != DirMode {
+					c = mismatch
+				}
+				files[filepath.ToSlash(rel)+"/"] = c
+			}
+			return nil
+		}
 		if !info.Mode().IsRegular() || info.Mode().Perm() != FileMode {
-			// Not what we write: it changes (a nil content never matches).
-			files[filepath.ToSlash(rel)] = []byte{0xff, 0xfe, 0x00}
+			files[filepath.ToSlash(rel)] = mismatch
 			return nil
 		}
 		b, err := os.ReadFile(p)
@@ -204,10 +208,6 @@ func compare(cur, want map[string][]byte) Changes {
 		}
 	}
 	for p := range cur {
-		if strings.HasSuffix(p, "/") {
-			c.Modified = append(c.Modified, p)
-			continue
-		}
 		if _, ok := want[p]; !ok {
 			c.Removed = append(c.Removed, p)
 		}
@@ -304,7 +304,14 @@ func writeTree(root string, files map[string][]byte) error {
 	sort.Strings(paths)
 	made := map[string]bool{}
 	for _, p := range paths {
-		full := filepath.Join(root, filepath.FromSlash(p))
+		full := filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(p, "/")))
+		if strings.HasSuffix(p, "/") {
+			if err := os.MkdirAll(full, DirMode); err != nil {
+				return err
+			}
+			made[full] = true
+			continue
+		}
 		dir := filepath.Dir(full)
 		if !made[dir] {
 			if err := os.MkdirAll(dir, DirMode); err != nil {
@@ -320,16 +327,13 @@ func writeTree(root string, files map[string][]byte) error {
 			f.Close()
 			return err
 		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
 		if err := f.Close(); err != nil {
 			return err
 		}
 	}
+
 	// MkdirAll's modes go through the umask: set them.
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -338,6 +342,25 @@ func writeTree(root string, files map[string][]byte) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// One syncfs(2) puts the whole tree on disk before the swap: ten times
+	// faster than an fsync per file for a few hundred files.
+	return syncFS(root)
+}
+
+// syncFS flushes the file system holding dir.
+func syncFS(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Syncfs(fd); err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	return nil
 }
 
 func syncDir(dir string) error {
@@ -385,9 +408,6 @@ func recoverLeftovers(dest string) error {
 	return nil
 }
 
-// gitUserName is the identity of our commits.
-const gitUserName = "ephemeral.heat config_download"
-
 // git runs git in dir.
 func git(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
@@ -403,23 +423,26 @@ func git(dir string, args ...string) (string, error) {
 	return strings.TrimSpace(out.String()), nil
 }
 
-// ensureRepo makes dest a git repository with a local identity.
+// gitIdentity is who commits the downloads.
+var gitIdentity = [][2]string{{"user.name", "ephemeral.heat config_download"},
+	{"user.email", "config-download@localhost"}, {"commit.gpgsign", "false"}}
+
+// ensureRepo makes dest a git repository; a new one gets our identity in
+// its local config (for whoever commits there by hand).
 func ensureRepo(dest string) error {
-	if _, err := os.Stat(filepath.Join(dest, ".git")); errors.Is(err, fs.ErrNotExist) {
-		if _, err := git(dest, "init", "-q"); err != nil {
-			return err
-		}
-		// The history holds the same secrets as the files.
-		if err := os.Chmod(filepath.Join(dest, ".git"), DirMode); err != nil {
-			return err
-		}
+	if _, err := os.Stat(filepath.Join(dest, ".git")); !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
-	for _, kv := range [][2]string{{"user.name", gitUserName},
-		{"user.email", "config-download@localhost"}, {"commit.gpgsign", "false"}} {
-		if cur, _ := git(dest, "config", "--local", "--get", kv[0]); cur != kv[1] {
-			if _, err := git(dest, "config", "--local", kv[0], kv[1]); err != nil {
-				return err
-			}
+	if _, err := git(dest, "init", "-q"); err != nil {
+		return err
+	}
+	// The history holds the same secrets as the files.
+	if err := os.Chmod(filepath.Join(dest, ".git"), DirMode); err != nil {
+		return err
+	}
+	for _, kv := range gitIdentity {
+		if _, err := git(dest, "config", "--local", kv[0], kv[1]); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -447,7 +470,11 @@ func commit(dest, msg string) (string, error) {
 	if out, err := git(dest, "status", "--porcelain"); err != nil || out == "" {
 		return "", err
 	}
-	if _, err := git(dest, "commit", "-q", "--no-verify", "-m", msg); err != nil {
+	args := []string{}
+	for _, kv := range gitIdentity {
+		args = append(args, "-c", kv[0]+"="+kv[1])
+	}
+	if _, err := git(dest, append(args, "commit", "-q", "--no-verify", "-m", msg)...); err != nil {
 		return "", err
 	}
 	return git(dest, "rev-parse", "HEAD")

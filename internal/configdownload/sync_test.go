@@ -70,8 +70,8 @@ func TestSyncCommitsChangesOnly(t *testing.T) {
 	}
 
 	// A changed task: one commit with just that.
-	tasks := d.Outputs[OutRoleData].(map[string]any)["Compute"].(map[string]any)["deploy_steps_tasks"].([]any)
-	tasks[2].(map[string]any)["name"] = "renamed"
+	tasks := asObject(asObject(d.Outputs.Value(OutRoleData)).Value("Compute")).Value("deploy_steps_tasks").([]any)
+	asObject(tasks[2]).Set("name", "renamed")
 	r2 := mustRender(t, d, Options{})
 	res, err = Sync(dest, r2, SyncOptions{Commit: true, CheckMode: true})
 	if err != nil || !res.Changed || len(res.Files.Modified) == 0 {
@@ -96,15 +96,46 @@ func TestSyncCommitsChangesOnly(t *testing.T) {
 	}
 
 	// A file someone added is removed (and committed); a file whose mode
-	// changed is rewritten.
+	// changed is rewritten; so is a directory; an empty directory that is
+	// not the rendering's goes.
 	os.WriteFile(filepath.Join(dest, "stray.txt"), []byte("x"), 0o644)
 	os.Chmod(filepath.Join(dest, "global_vars.yaml"), 0o644)
+	os.Chmod(filepath.Join(dest, "Compute"), 0o755)
+	os.Mkdir(filepath.Join(dest, "empty"), 0o700)
 	res, err = Sync(dest, r2, SyncOptions{Commit: true, Message: "m4"})
-	if err != nil || !res.Changed || !reflect.DeepEqual(res.Files.Removed, []string{"stray.txt"}) ||
-		!reflect.DeepEqual(res.Files.Modified, []string{"global_vars.yaml"}) {
+	if err != nil || !res.Changed || !reflect.DeepEqual(res.Files.Removed, []string{"empty/", "stray.txt"}) ||
+		!reflect.DeepEqual(res.Files.Modified, []string{"Compute/", "global_vars.yaml"}) {
 		t.Fatalf("stray file: %+v %v", res, err)
 	}
 	fileModes(t, dest)
+	if _, err := os.Stat(filepath.Join(dest, "empty")); !os.IsNotExist(err) {
+		t.Errorf("stray directory kept: %v", err)
+	}
+}
+
+// Empty directories of a rendering (stable/zed's ansible-runner ones, a
+// role without files) are made and kept.
+func TestSyncEmptyDirectories(t *testing.T) {
+	dest := filepath.Join(t.TempDir(), "overcloud")
+	r := mustRender(t, syntheticStack("overcloud", 0, 0), Options{Release: Zed})
+	if _, err := Sync(dest, r, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"artifacts", "roles", "group_vars", "host_vars"} {
+		if st, err := os.Stat(filepath.Join(dest, d)); err != nil || !st.IsDir() {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	fileModes(t, dest)
+	res, err := Sync(dest, r, SyncOptions{})
+	if err != nil || res.Changed {
+		t.Fatalf("second sync: %+v %v", res, err)
+	}
+	os.Remove(filepath.Join(dest, "artifacts"))
+	res, err = Sync(dest, r, SyncOptions{})
+	if err != nil || !res.Changed || !reflect.DeepEqual(res.Files.Added, []string{"artifacts/"}) {
+		t.Fatalf("a missing directory: %+v %v", res, err)
+	}
 }
 
 func TestSyncRecoversAndCommitsLeftovers(t *testing.T) {

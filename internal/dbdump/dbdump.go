@@ -9,6 +9,12 @@
 // RestoreMySQL loads such files and files written by
 // `mysqldump --single-transaction`.
 //
+// MySQL dumps (mysqldump's, as python-tripleoclient writes them) also load
+// into SQLite: ConvertMySQLDump turns one into SQLite SQL text with the
+// schema Heat's models get on SQLite, RestoreMySQLDumpSQLite loads it, and
+// MySQLDump.VerifySQLite / VerifyMySQL check every row of a load against
+// the dump.
+//
 // Dumps stream to an io.Writer and restores stream from an io.Reader; callers
 // add compression and atomic file handling.
 package dbdump

@@ -56,6 +56,8 @@ type Result struct {
 	Removed []string // wiped database items
 	Rotated []string // older dumps removed by rotation
 	Backup  string   // restore: the safety dump of the replaced database
+	// CopiedFrom is where a tripleoclient dump was copied into heat_dir from.
+	CopiedFrom string
 }
 
 func (o *DumpOptions) defaults() {

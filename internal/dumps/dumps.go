@@ -2,7 +2,8 @@
 // timestamped, optionally gzip-compressed SQL files written atomically with
 // mode 0600, a sha256 file and a manifest (tables, rows, stacks) beside each,
 // rotation of older dumps, verification before a wipe, and restore of the
-// newest (or a given) dump into the database heat.conf names.
+// newest (or a given) dump into the database heat.conf names; restore also
+// adopts the dumps python-tripleoclient leaves (tripleo.go).
 package dumps
 
 import (
@@ -237,16 +238,6 @@ func ReadManifest(dumpPath string) (*Manifest, error) {
 		return nil, fmt.Errorf("%s%s is corrupt: %w", dumpPath, ManifestSuff, err)
 	}
 	return &m, nil
-}
-
-// checkDumpFile refuses a dump to read that is not a regular file (a FIFO,
-// a device ...), by its type, before anything opens it.
-func checkDumpFile(path string) error {
-	f, _, err := fsutil.OpenInput(path, "dump to restore")
-	if err != nil {
-		return err
-	}
-	return f.Close()
 }
 
 // fileSHA256 hashes a file.

@@ -1,10 +1,16 @@
 package dumps
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
+	"sort"
+	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dbdump"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
@@ -23,16 +29,87 @@ type RestoreOptions struct {
 	Secret          func(string)
 }
 
-// Newest returns the newest dump in dir, or an error saying how to get one.
+// Newest returns the newest dump in dir that restore can load (see
+// Candidates), or an error saying how to get one.
 func Newest(dir string) (string, error) {
-	all, err := List(dir)
+	all, err := Candidates(dir)
 	if err != nil {
 		return "", err
 	}
 	if len(all) == 0 {
-		return "", fmt.Errorf("no database dump (%s*.sql[.gz]) in %s: dump one first with heat_db_dump state=dumped, or give its path", Prefix, dir)
+		return "", fmt.Errorf("no database dump (%s*.sql[.gz], or tripleoclient's %s*%s) in %s: dump one first with heat_db_dump state=dumped, or give its path", Prefix, TripleOPrefix, TripleOSuffix, dir)
 	}
 	return all[0], nil
+}
+
+// Candidates returns the dumps in dir that restore can load, newest first:
+// ours (List) and tripleoclient's heat-db.sql-<time>.tar.bzip2, ordered
+// together by the creation time their names carry, so the last state
+// written wins whichever tool wrote it (at equal times ours, which carry a
+// checksum, come first). Names that carry no time come last.
+func Candidates(dir string) ([]string, error) {
+	ours, err := List(dir)
+	if err != nil {
+		return nil, err
+	}
+	type cand struct {
+		path string
+		t    time.Time
+		ok   bool
+		ours bool
+	}
+	var all []cand
+	for _, p := range ours {
+		t, _, ok := stampOf(filepath.Base(p))
+		all = append(all, cand{p, t, ok, true})
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("listing dumps in %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		if n := e.Name(); e.Type().IsRegular() && isTripleOName(n) {
+			t, ok := tripleoStamp(n)
+			all = append(all, cand{filepath.Join(dir, n), t, ok, false})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		switch {
+		case a.ok != b.ok:
+			return a.ok
+		case a.ok && !a.t.Equal(b.t):
+			return a.t.After(b.t)
+		case a.ours != b.ours:
+			return a.ours
+		}
+		return false // List's order among ours, name order among the rest
+	})
+	out := make([]string, len(all))
+	for i, c := range all {
+		out[i] = c.path
+	}
+	return out, nil
+}
+
+// resolveDump turns the dump a caller gave into a file: a directory stands
+// for its newest dump, or for the newest in its heat-launcher/ (a
+// tripleoclient working dir such as ~/overcloud-deploy/overcloud).
+func resolveDump(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("dump to restore: %w", err)
+	}
+	if !fi.IsDir() {
+		return path, nil
+	}
+	for _, dir := range []string{path, filepath.Join(path, TripleOHeatDir)} {
+		if all, err := Candidates(dir); err == nil && len(all) > 0 {
+			return all[0], nil
+		}
+	}
+	return "", fmt.Errorf("dump to restore: %s holds no dump (%s*.sql[.gz], or tripleoclient's %s*%s, also looked in %s/)",
+		path, Prefix, TripleOPrefix, TripleOSuffix, TripleOHeatDir)
 }
 
 // Restore loads a dump into the database heat.conf names. A database that
@@ -53,15 +130,24 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 	registerSecrets(t, o.Secret)
 	path := o.Dump
 	if path == "" {
-		if path, err = Newest(o.HeatDir); err != nil {
-			return Result{}, err
-		}
+		path, err = Newest(o.HeatDir)
+	} else {
+		path, err = resolveDump(path)
 	}
-	if err := checkDumpFile(path); err != nil {
+	if err != nil {
 		return Result{}, err
 	}
-	// Adoption of a tripleoclient dump, which carries no checksum of ours,
-	// is the one exception to the refusal below (checked by what it holds).
+	switch kind, err := sniffDump(path); {
+	case err != nil:
+		return Result{}, err
+	case kind == kindTripleO:
+		// Adoption: the one exception to the refusal of a dump without
+		// our checksum below (issue 24, decision c); checked by what it holds.
+		return restoreTripleO(ctx, o, t, path)
+	case kind != kindSQL:
+		return Result{}, fmt.Errorf("refusing %s: it is %s, not a dump restore loads (%s*.sql[.gz] written by heat_db_dump, "+
+			"or tripleoclient's %s*%s)", path, kind, Prefix, TripleOPrefix, TripleOSuffix)
+	}
 	sum, err := VerifyChecksum(path)
 	if errors.Is(err, errNoChecksum) {
 		if !o.AllowUnverified {
@@ -150,7 +236,8 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 	return r, nil
 }
 
-// SameStacks compares the stacks a manifest lists with those found.
+// SameStacks compares the stacks a dump holds (its manifest's, or those of
+// a tripleoclient dump's stack table) with those found.
 func SameStacks(want, got []Stack) error {
 	key := func(s Stack) string { return s.ID + " " + s.Name + " " + s.Status }
 	w := map[string]bool{}
@@ -173,7 +260,67 @@ func SameStacks(want, got []Stack) error {
 		}
 	}
 	if len(missing)+len(extra) > 0 {
-		return fmt.Errorf("the stacks differ from the dump's manifest: missing %v, unexpected %v", missing, extra)
+		return fmt.Errorf("the stacks differ from the dump's: missing %v, unexpected %v", missing, extra)
 	}
 	return nil
+}
+
+// What sniffDump finds in a file.
+const (
+	kindSQL     = "SQL text"
+	kindTripleO = "bzip2 data"
+)
+
+// sniffDump says what a file to restore holds, from its first bytes: SQL
+// text (plain or gzip-compressed: ours, or any SQL dump), bzip2 data (a
+// tripleoclient dump, checked by restoreTripleO), or something restore
+// does not load, named for the error message.
+func sniffDump(path string) (string, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	head = head[:n]
+	has := func(magic string) bool { return bytes.HasPrefix(head, []byte(magic)) }
+	switch {
+	case n == 0:
+		return "an empty file", nil
+	case len(head) >= 4 && has("BZh") && head[3] >= '1' && head[3] <= '9':
+		return kindTripleO, nil
+	case has("\xfd7zXZ\x00"):
+		return "xz-compressed data", nil
+	case has("\x28\xb5\x2f\xfd"):
+		return "zstd-compressed data", nil
+	case has("PK\x03\x04"):
+		return "a zip archive", nil
+	case isTar(head):
+		return "a tar archive", nil
+	case has("\x1f\x8b"):
+		zr, err := gzip.NewReader(bytes.NewReader(head))
+		if err != nil {
+			return "", fmt.Errorf("reading %s: %w", path, err)
+		}
+		plain := make([]byte, 4096)
+		m, _ := io.ReadFull(zr, plain)
+		switch plain = plain[:m]; {
+		case isTar(plain):
+			return "a gzip-compressed tar archive", nil
+		case bytes.IndexByte(plain, 0) >= 0:
+			return "gzip-compressed binary data", nil
+		}
+		return kindSQL, nil
+	case bytes.IndexByte(head, 0) >= 0:
+		return "binary data", nil
+	}
+	return kindSQL, nil
+}
+
+func isTar(b []byte) bool {
+	return len(b) >= 262 && bytes.Equal(b[257:262], []byte("ustar"))
 }

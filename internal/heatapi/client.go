@@ -259,6 +259,18 @@ func (c *Client) url(parts []string, q url.Values) string {
 	return u
 }
 
+// GetJSON sends GET to the endpoint's path parts (each escaped) with query q
+// and decodes the JSON answer into out (numbers as json.Number; a
+// *json.RawMessage keeps the answer as it is, e.g. to keep key order).
+func (c *Client) GetJSON(ctx context.Context, parts []string, q url.Values, out any) error {
+	esc := make([]string, len(parts))
+	for i, p := range parts {
+		esc[i] = url.PathEscape(p)
+	}
+	_, err := c.do(ctx, "GET", c.url(esc, q), nil, out, 200)
+	return err
+}
+
 // FindStack resolves a stack name (or id) to its name and id, reading the
 // Location of Heat's 302 without following it. A missing (or deleted) stack
 // is an *APIError for which IsNotFound is true.

@@ -75,6 +75,11 @@ type Options struct {
 	Timeout        time.Duration
 	HeatAllCommand string
 	CheckMode      bool
+	// RestoreFrom is the dump restore_db loads ("" = the newest in HeatDir):
+	// a file (ours, or tripleoclient's heat-db.sql-*.tar.bzip2, which is
+	// copied into HeatDir first), or a directory standing for its newest
+	// dump (a tripleoclient working dir). Giving it implies RestoreDB.
+	RestoreFrom string
 	// StopGrace is how long Heat gets to exit after SIGTERM (default 15 s).
 	StopGrace time.Duration
 	// LockWait is how long to wait for another launch, stop or restore on
@@ -133,6 +138,9 @@ type Outcome struct {
 }
 
 func (o *Options) defaults() {
+	if o.RestoreFrom != "" {
+		o.RestoreDB = true
+	}
 	if o.State == "" {
 		o.State = Started
 	}
@@ -492,7 +500,7 @@ func (l *launcher) startHeat(ctx context.Context, b backend.Backend, spec *backe
 	var restore func(context.Context) error
 	if o.RestoreDB {
 		restore = func(ctx context.Context) error {
-			r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: l.d.Path(), AllowUnverified: o.RestoreUnverified,
+			r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: l.d.Path(), Dump: o.RestoreFrom, AllowUnverified: o.RestoreUnverified,
 				Warn: o.Warn, Secret: o.Secret})
 			if err != nil {
 				return fmt.Errorf("restore_db: %w", err)

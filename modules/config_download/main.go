@@ -20,7 +20,11 @@ var spec = &module.Spec{
 		{Name: "stack", Required: true, Help: "stack name"},
 		{Name: "dest", Type: module.Path, Required: true, Help: "the config-download directory (a git repository)"},
 		{Name: "ssh_user", Default: configdownload.DefaultSSHUser, Help: "ansible_ssh_user of the nodes"},
-		{Name: "ssh_network", Default: configdownload.DefaultSSHNetwork, Help: "the network whose address is a node's ansible_host"},
+		{Name: "ssh_network", Default: configdownload.DefaultSSHNetwork, Help: "the network whose addresses and names the inventory's hosts get"},
+		{Name: "tripleo_release", Default: string(configdownload.Wallaby), Choices: configdownload.Releases,
+			Help: "the tripleo-common release whose layout and inventory to write"},
+		{Name: "config_type", Type: module.List, Help: "write only these RoleData keys (tripleoclient's --config-type); default: all"},
+		{Name: "python_interpreter", Help: "ansible_python_interpreter of the inventory's groups (default: none; the Undercloud's is /usr/bin/python3)"},
 		{Name: "commit", Type: module.Bool, Default: true, Help: "commit each change in dest's git repository"},
 		{Name: "heat_dir", Type: module.Path, Help: "use the ephemeral Heat launched in this directory"},
 		{Name: "endpoint", Help: "no-auth Heat endpoint, e.g. http://127.0.0.1:8006/v1/admin"},
@@ -37,12 +41,15 @@ func run(ctx *module.Context) (module.Result, error) {
 		return module.Result{"changed": false}, err
 	}
 	out, err := configdownload.Run(bg, client, configdownload.RunOptions{
-		Stack:      p.Str("stack"),
-		Dest:       p.Str("dest"),
-		SSHUser:    p.Str("ssh_user"),
-		SSHNetwork: p.Str("ssh_network"),
-		Commit:     p.Bool("commit"),
-		CheckMode:  ctx.CheckMode,
+		Stack:             p.Str("stack"),
+		Dest:              p.Str("dest"),
+		SSHUser:           p.Str("ssh_user"),
+		SSHNetwork:        p.Str("ssh_network"),
+		Release:           configdownload.Release(p.Str("tripleo_release")),
+		ConfigType:        p.Strings("config_type"),
+		PythonInterpreter: p.Str("python_interpreter"),
+		Commit:            p.Bool("commit"),
+		CheckMode:         ctx.CheckMode,
 	})
 	for _, w := range out.Warnings {
 		ctx.Warn("%s", w)

@@ -20,7 +20,7 @@ var spec = &module.Spec{
 	Params: []module.Param{
 		{Name: "heat_dir", Type: module.Path, Required: true, Help: "the heat_dir; its heat.conf names the database"},
 		{Name: "state", Default: "dumped", Choices: []string{"dumped", "restored"}, Help: "dump the database, or restore a dump into it"},
-		{Name: "dest", Type: module.Path, Help: "dumped: file to write (default a timestamped file in heat_dir); restored: dump to load (default the newest)"},
+		{Name: "dest", Type: module.Path, Help: "dumped: file to write (default a timestamped file in heat_dir); restored: dump to load (default the newest in heat_dir), ours or tripleoclient's heat-db.sql-*.tar.bzip2, or a directory for its newest dump"},
 		{Name: "compress", Default: dumps.Gzip, Choices: []string{dumps.Gzip, dumps.None}, Help: "compression of a new dump"},
 		{Name: "wipe", Type: module.Bool, Default: false, Help: "after a verified dump, drop the live database"},
 		{Name: "keep", Type: module.Int, Default: 5, Range: module.Between(0, 1000), Help: "older dumps to keep in heat_dir"},
@@ -88,6 +88,9 @@ func run(ctx *module.Context) (module.Result, error) {
 	}
 	if r.Backup != "" {
 		res["backup"] = r.Backup
+	}
+	if r.CopiedFrom != "" {
+		res["copied_from"] = r.CopiedFrom
 	}
 	if r.Changed {
 		res["diff"] = map[string]any{"before": map[string]any{}, "after": map[string]any{"path": r.Path, "wiped": r.Wiped}}

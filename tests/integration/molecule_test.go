@@ -12,10 +12,14 @@ import (
 
 // TestMoleculeScenarios runs every scenario under molecule/ through
 // molecule/run.sh (molecule's order: syntax, prepare, converge, idempotence
-// with changed=0, verify, cleanup) with ansible-playbook.
+// with changed=0, verify, cleanup) with ansible-playbook, on this host with
+// the heat-config hook runner fixture installed (tests/heatagent).
 func TestMoleculeScenarios(t *testing.T) {
 	heattest.RequireHeat(t)
 	env := ansibleEnv(t)
+	// The standalone scenarios apply the sample's software deployments on
+	// this host.
+	installHeatAgent(t)
 	root := repoRoot(t)
 	scenarios, _ := filepath.Glob(filepath.Join(root, "molecule", "*", "molecule.yml"))
 	if len(scenarios) == 0 {

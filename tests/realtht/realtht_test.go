@@ -89,8 +89,10 @@ type step struct {
 //	deep-edit     check mode sees an edited service template named only by
 //	              the registry (no update), then applies it
 //	rerun-edit    identical re-run after it
-//	(to come: config-download parity; scale-down Compute 3 → remove
-//	 compute-1, which needs ComputeCount 3 in suiteOptions)
+//	config-download  ours against tripleo-common's own on the stack
+//	              (tests/tripleocommon); read-only
+//	(to come: scale-down Compute 3 → remove compute-1, which needs
+//	 ComputeCount 3 in suiteOptions)
 var steps = []step{
 	{"create", stepCreate},
 	{"outputs", stepOutputs},
@@ -99,6 +101,7 @@ var steps = []step{
 	{"rerun-param", stepRerun},
 	{"deep-edit", stepDeepEdit},
 	{"rerun-edit", stepRerun},
+	{"config-download", stepConfigDownload},
 }
 
 // suiteOptions are the workload's options. THT and tripleo-common come from

@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""Run tripleo-common's own config download and inventory against a Heat.
+
+This does what tripleo-ansible's cli-config-download.yaml does after an
+overcloud deploy (its tripleo_config_download and
+tripleo_generate_ansible_inventory modules): tripleo_common.utils.config's
+get_overcloud_config into DEST (preserve_config), then
+tripleo_common.inventory's generate_tripleo_ansible_inventory into DEST.
+It talks to a no-auth Heat through a keystoneauth session, as tripleoclient
+does with an ephemeral Heat; no Neutron (session=None: the inventory's
+Neutron source is skipped, as it is when the undercloud has no Neutron).
+
+tripleo-common is imported from --tripleo-common (an extracted tree); its
+imports need Debian's python3-heatclient, python3-git, python3-yaml,
+python3-jinja2, python3-pbr, python3-eventlet, python3-openstacksdk. Run it
+with /usr/bin/python3. It prints one JSON line: the seconds the download and
+the inventory took (imports excluded) and the warnings tripleo-common
+raised.
+"""
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+import warnings
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument('--tripleo-common', required=True,
+                   help='extracted tripleo-common tree (holds tripleo_common/)')
+    p.add_argument('--endpoint', required=True,
+                   help='no-auth Heat endpoint, http://127.0.0.1:PORT/v1/admin')
+    p.add_argument('--stack', required=True)
+    p.add_argument('--dest', required=True, help='config-download directory')
+    p.add_argument('--ssh-network', default='ctlplane')
+    p.add_argument('--ssh-user', default='tripleo-admin')
+    args = p.parse_args()
+
+    if not os.path.isdir(os.path.join(args.tripleo_common, 'tripleo_common')):
+        sys.exit('%s holds no tripleo_common package' % args.tripleo_common)
+    sys.path.insert(0, args.tripleo_common)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    warnings.simplefilter('ignore', DeprecationWarning)
+
+    from heatclient import client as heat_client
+    from keystoneauth1 import noauth
+    from keystoneauth1 import session as ks_session
+    from tripleo_common import inventory
+    from tripleo_common.utils import config as ooo_config
+
+    sess = ks_session.Session(auth=noauth.NoAuth(endpoint=args.endpoint))
+    heat = heat_client.Client('1', session=sess, endpoint=args.endpoint)
+
+    os.makedirs(args.dest, mode=0o700, exist_ok=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', UserWarning)
+        t0 = time.perf_counter()
+        ooo_config.get_overcloud_config(
+            swift=None, heat=heat, container=args.stack,
+            config_dir=args.dest, config_type=None, preserve_config=True)
+        t1 = time.perf_counter()
+        inventory.generate_tripleo_ansible_inventory(
+            heat, auth_url=None, username=None, project_name=None,
+            cacert=None, plan=args.stack, work_dir=args.dest,
+            ansible_python_interpreter=None, ansible_ssh_user=args.ssh_user,
+            undercloud_key_file=None, ssh_network=args.ssh_network,
+            session=None)
+        t2 = time.perf_counter()
+    json.dump({'download_seconds': t1 - t0, 'inventory_seconds': t2 - t1,
+               'warnings': [str(w.message) for w in caught
+                            if not issubclass(w.category, DeprecationWarning)]},
+              sys.stdout)
+    sys.stdout.write('\n')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,117 @@
+package tripleocommon
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
+)
+
+// createSample creates a stack of samples/overcloud with the registry and
+// the given environments.
+func createSample(t *testing.T, c *heatapi.Client, name string, envs []string, params map[string]any) {
+	t.Helper()
+	dir := filepath.Join(RepoRoot(), "samples", "overcloud")
+	files := []string{filepath.Join(dir, "overcloud-resource-registry.yaml")}
+	for _, e := range envs {
+		files = append(files, filepath.Join(dir, e))
+	}
+	req, err := stack.Prepare(stack.Options{Name: name, Template: filepath.Join(dir, "overcloud.yaml"),
+		EnvironmentFiles: files, Parameters: params, Timeout: 10, Wait: true,
+		Warn: func(f string, a ...any) { t.Logf("warning: "+f, a...) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := req.Run(context.Background(), c)
+	if err != nil || out.Failed {
+		t.Fatalf("stack %s: %v %v %v", name, err, out.Msg, out.Failures)
+	}
+	t.Logf("stack %s: %s in %s", name, out.Action, time.Since(start).Round(time.Second))
+}
+
+// references extracts tripleo-common and tripleo-ansible, failing with how
+// to get them when they are missing.
+func references(t *testing.T) (Tree, *Tree) {
+	t.Helper()
+	if err := RequirePython(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tc, err := ExtractTripleoCommon(filepath.Join(dir, "tripleo-common"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta, err := ExtractTripleoAnsible(filepath.Join(dir, "tripleo-ansible"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tc, &ta
+}
+
+// TestSampleOvercloudParity renders two stacks of the sample overcloud
+// with ours and with tripleo-common's own code and compares them: the full
+// sample (Controller + 2 Computes, isolated networks, Ceph, an excluded
+// host name) named overcloud, and the one-node standalone variant under
+// another plan name. The sample has every kind of deployment
+// config-download handles: hiera structured configs (pre_deployments), a
+// script in a software deployment group whose members are named by index
+// (post_deployments, the grandparent lookup), network configs as a mapping
+// and as a software config.
+func TestSampleOvercloudParity(t *testing.T) {
+	heattest.RequireHeat(t)
+	tc, ta := references(t)
+	h := heattest.Start(t, nil)
+	c, err := heatapi.NewNoAuth(h.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		stack  string
+		envs   []string
+		params map[string]any
+	}{
+		{"overcloud", []string{"environments/network-isolation.yaml", "environments/ceph.yaml"},
+			map[string]any{"ComputeCount": 2, "DeploymentServerBlacklist": []string{"overcloud-novacompute-9"}}},
+		{"standalone", []string{"environments/standalone.yaml"}, map[string]any{"SampleMarkerDir": "/nonexistent/markers"}},
+	}
+	for _, tc2 := range cases {
+		createSample(t, c, tc2.stack, tc2.envs, tc2.params)
+	}
+	work := t.TempDir()
+	for _, cs := range cases {
+		t.Run(cs.stack, func(t *testing.T) {
+			p, warnings, err := RunParity(context.Background(), c, cs.stack, filepath.Join(work, cs.stack), tc, ta)
+			for _, w := range warnings {
+				t.Logf("warning: %s", w)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("ours %s, tripleo-common's %s (python3 process %s); playbooks checked: %v",
+				p.OursTime.Round(time.Millisecond), p.TheirsTime.Round(time.Millisecond), p.TheirsWall.Round(time.Millisecond), p.Playbooks)
+			for _, pr := range p.Problems {
+				t.Errorf("%s", pr)
+			}
+			// The sample's deployments are there, under tripleo-common's names.
+			for _, f := range []string{"Controller/" + cs.stack + "-controller-0/ControllerDeployment",
+				"Controller/" + cs.stack + "-controller-0/ControllerExtraConfigPost"} {
+				if cs.stack == "standalone" {
+					f = strings.Replace(f, cs.stack+"-controller-0", "standalone", 1)
+				}
+				if _, err := os.Stat(filepath.Join(p.Ours, f)); err != nil {
+					t.Errorf("%v", err)
+				}
+			}
+			if len(p.Playbooks) == 0 {
+				t.Errorf("no playbook was checked")
+			}
+		})
+	}
+}
