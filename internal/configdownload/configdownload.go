@@ -54,6 +54,10 @@ func Run(ctx context.Context, c *heatapi.Client, o RunOptions) (Outcome, error) 
 	default:
 		return out, fmt.Errorf("tripleo_release %q is not one of %s", o.Release, strings.Join(Releases, ", "))
 	}
+	// Refused before Heat is asked anything.
+	if err := CheckDest(o.Dest); err != nil {
+		return out, err
+	}
 	f, err := Fetch(ctx, c, o.Stack, o.Release)
 	out.Warnings = append(out.Warnings, f.Warnings...)
 	out.APICalls = f.Calls

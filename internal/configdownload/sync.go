@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/pathguard"
 )
 
 // File and directory modes of a rendering.
@@ -68,6 +71,9 @@ func Sync(dest string, r *Rendering, o SyncOptions) (SyncResult, error) {
 		o.Now = time.Now
 	}
 	dest = filepath.Clean(dest)
+	if err := CheckDest(dest); err != nil {
+		return res, err
+	}
 	if !o.CheckMode {
 		if err := recoverLeftovers(dest); err != nil {
 			return res, err
@@ -97,6 +103,8 @@ func Sync(dest string, r *Rendering, o SyncOptions) (SyncResult, error) {
 		res.Changed = true
 	} else if err := os.Chmod(dest, DirMode); err != nil {
 		return res, err
+	} else if err := pathguard.WriteMarker(dest, pathguard.KindConfigDownload); err != nil {
+		return res, err
 	}
 	if !o.Commit {
 		return res, nil
@@ -113,6 +121,24 @@ func Sync(dest string, r *Rendering, o SyncOptions) (SyncResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// CheckDest refuses a dest this module must not write (pathguard's
+// policy): a symlink, anything but a directory, another user's or one
+// others may write to, or a directory that is neither empty nor a
+// config-download of ours (our marker, or, from before the marker, a git
+// repository with our identity). Its parent must not be writable by other
+// users. A dest that does not exist passes (Sync creates it).
+func CheckDest(dest string) error {
+	_, err := pathguard.Dir("dest", filepath.Clean(dest), pathguard.KindConfigDownload, legacyDest)
+	return err
+}
+
+// legacyDest tells a config-download this module committed before it wrote
+// the marker: its git repository has our identity.
+func legacyDest(dest string) bool {
+	b, err := fsutil.ReadInput(filepath.Join(dest, ".git", "config"), fsutil.Limit{Bytes: 1 << 20}, "git config")
+	return err == nil && bytes.Contains(b, []byte("name = "+gitIdentity[0][1]))
 }
 
 // readTree reads dest's files (not .git) and directories ("DIR/"); a
@@ -138,6 +164,9 @@ func readTree(dest string) (map[string][]byte, error) {
 		rel, _ := filepath.Rel(dest, p)
 		if rel == ".git" {
 			return filepath.SkipDir
+		}
+		if rel == pathguard.Marker {
+			return nil // ours, not part of the rendering
 		}
 		info, err := d.Info()
 		if err != nil {
@@ -193,7 +222,7 @@ func compare(cur, want map[string][]byte) Changes {
 // keeping dest's .git.
 func swapIn(dest string, files map[string][]byte) error {
 	parent := filepath.Dir(dest)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if _, err := pathguard.MkdirAll("dest", parent); err != nil {
 		return err
 	}
 	tmp, err := os.MkdirTemp(parent, tempPrefix(dest))
@@ -210,6 +239,9 @@ func swapIn(dest string, files map[string][]byte) error {
 		return err
 	}
 	if err := writeTree(tmp, files); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, pathguard.Marker), pathguard.MarkerContent(pathguard.KindConfigDownload), FileMode); err != nil {
 		return err
 	}
 	if _, err := os.Stat(dest); errors.Is(err, fs.ErrNotExist) {
@@ -355,6 +387,9 @@ func recoverLeftovers(dest string) error {
 	for _, e := range entries {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
 			continue
+		}
+		if info, err := e.Info(); err != nil || pathguard.Owner(info) != os.Geteuid() {
+			continue // only this user's (the parent may be shared)
 		}
 		left := filepath.Join(parent, e.Name())
 		if _, err := os.Lstat(filepath.Join(left, ".git")); err == nil {

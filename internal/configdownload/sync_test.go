@@ -4,8 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/pathguard"
 )
 
 func fileModes(t *testing.T, dest string) {
@@ -188,4 +192,89 @@ func TestSyncWithoutCommit(t *testing.T) {
 	if err != nil || res.Changed {
 		t.Fatalf("%+v %v", res, err)
 	}
+}
+
+// A dest that is not a config-download of ours (nor new, nor empty) is
+// refused, in check mode too, and left exactly as it was: it would
+// otherwise be swapped out and removed.
+func TestSyncRefusesDestNotOurs(t *testing.T) {
+	r := mustRender(t, syntheticStack("overcloud", 1, 1), Options{})
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, dest string)
+		want  string // "" = accepted
+	}{
+		{"a directory with other files (/etc, a home)", func(t *testing.T, dest string) {
+			os.Mkdir(dest, 0o755)
+			os.WriteFile(filepath.Join(dest, "passwd"), []byte("root:x:0:0\n"), 0o644)
+		}, "is not empty and is not a config_download this collection made"},
+		{"a symlink to a directory", func(t *testing.T, dest string) {
+			target := filepath.Join(filepath.Dir(dest), "target")
+			os.Mkdir(target, 0o700)
+			os.Symlink(target, dest)
+		}, "is a symlink"},
+		{"a file", func(t *testing.T, dest string) { os.WriteFile(dest, []byte("x"), 0o600) }, "not a directory"},
+		{"a FIFO", func(t *testing.T, dest string) {
+			if err := syscall.Mkfifo(dest, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a FIFO"},
+		{"the heat_dir of a launch", func(t *testing.T, dest string) {
+			os.Mkdir(dest, 0o700)
+			os.WriteFile(filepath.Join(dest, pathguard.Marker), pathguard.MarkerContent(pathguard.KindHeatDir), 0o600)
+			os.WriteFile(filepath.Join(dest, "heat.conf"), []byte("x"), 0o600)
+		}, "is the heat_dir of another task"},
+		{"empty", func(t *testing.T, dest string) { os.Mkdir(dest, 0o700) }, ""},
+		{"a repository of ours from before the marker", func(t *testing.T, dest string) {
+			if _, err := Sync(dest, r, SyncOptions{Commit: true, Message: "m"}); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(dest, pathguard.Marker))
+			os.WriteFile(filepath.Join(dest, "stale.yaml"), []byte("x"), 0o600)
+		}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := t.TempDir()
+			dest := filepath.Join(parent, "overcloud")
+			tc.setup(t, dest)
+			before := tree(t, parent)
+			for _, check := range []bool{true, false} {
+				_, err := Sync(dest, r, SyncOptions{Commit: true, CheckMode: check, Message: "m"})
+				if tc.want == "" {
+					if err != nil {
+						t.Fatalf("check=%v: %v", check, err)
+					}
+					continue
+				}
+				if err == nil || !strings.Contains(err.Error(), "dest "+dest) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("check=%v: %v, want a refusal naming dest with %q", check, err, tc.want)
+				}
+				if after := tree(t, parent); after != before {
+					t.Fatalf("check=%v: the refused dest changed:\n%s\nbecame\n%s", check, before, after)
+				}
+			}
+			if tc.want == "" {
+				if kind, _ := pathguard.ReadMarker(dest); kind != pathguard.KindConfigDownload {
+					t.Errorf("no marker after the sync: %q", kind)
+				}
+				if _, err := os.Stat(filepath.Join(dest, "stale.yaml")); !os.IsNotExist(err) {
+					t.Errorf("a file of an earlier rendering survived")
+				}
+			}
+		})
+	}
+}
+
+// tree lists a directory tree's names, types, modes and sizes.
+func tree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil {
+			b.WriteString(p + " " + info.Mode().String() + " " + strconv.FormatInt(info.Size(), 10) + "\n")
+		}
+		return nil
+	})
+	return b.String()
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/pathguard"
 )
 
 // Compression choices.
@@ -148,6 +149,9 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 	dir := o.HeatDir
 	if o.Dest != "" {
 		dir = filepath.Dir(o.Dest)
+		if err := checkDest(o.Dest); err != nil {
+			return Result{}, err
+		}
 	}
 	exists, err := heatdb.HasData(ctx, t)
 	gone := errors.Is(err, heatdb.ErrNoAccess)
@@ -181,7 +185,14 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 		}
 		return r, nil
 	}
-	if _, err := fsutil.EnsurePrivateDir(dir); err != nil {
+	if o.Dest == "" {
+		// The heat_dir, which the caller guarded.
+		if _, err := fsutil.EnsurePrivateDir(dir); err != nil {
+			return Result{}, err
+		}
+	} else if _, err := pathguard.MkdirAll("dest", dir); err != nil {
+		// Only what is created is made private; an existing directory is
+		// left as it is.
 		return Result{}, err
 	}
 	unlock, err := fsutil.LockDir(dir, 10*time.Minute)
@@ -247,7 +258,7 @@ func writeDump(ctx context.Context, o DumpOptions, t heatdb.DB, dir string) (Res
 		err = pending.Sync()
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("dumping %s: %w", t, err)
+		return Result{}, fsutil.DiskFull(fmt.Errorf("dumping %s into %s: %w", t, dir, err), dir, dumpSizeHint(dir, t))
 	}
 	stepHook("written")
 	sum := hex.EncodeToString(fileHash.Sum(nil))
@@ -264,15 +275,18 @@ func writeDump(ctx context.Context, o DumpOptions, t heatdb.DB, dir string) (Res
 	}
 	r := Result{Changed: true, SHA256: sum, Size: size, Tables: stats.Tables, Rows: stats.Rows, Stacks: stacks}
 
-	// Identical content to the newest earlier dump: keep that one.
+	// Identical content to the newest earlier dump (or to the dump at
+	// dest): keep that one.
+	prev := []string{o.Dest}
 	if o.Dest == "" {
-		if prev, _ := List(dir); len(prev) > 0 {
-			if m, _ := ReadManifest(prev[0]); m != nil && m.SQLSHA256 == content.Sum() {
-				if _, err := VerifyChecksum(prev[0]); err == nil {
-					r.Changed, r.Path, r.SHA256, r.Size = false, prev[0], m.SHA256, m.Size
-					r.Msg = "the database is unchanged since " + prev[0]
-					return r, nil
-				}
+		prev, _ = List(dir)
+	}
+	if len(prev) > 0 {
+		if m, _ := ReadManifest(prev[0]); m != nil && m.SQLSHA256 == content.Sum() {
+			if _, err := VerifyChecksum(prev[0]); err == nil {
+				r.Changed, r.Path, r.SHA256, r.Size = false, prev[0], m.SHA256, m.Size
+				r.Msg = "the database is unchanged since " + prev[0]
+				return r, nil
 			}
 		}
 	}
@@ -280,6 +294,8 @@ func writeDump(ctx context.Context, o DumpOptions, t heatdb.DB, dir string) (Res
 	path := o.Dest
 	if path == "" {
 		path = newDumpPath(dir, o.Now(), o.Compress)
+	} else if err := checkDest(path); err != nil {
+		return Result{}, err
 	} else if err := moveAside(path, o.Warn); err != nil {
 		return Result{}, err
 	}
@@ -307,6 +323,22 @@ func writeDump(ctx context.Context, o DumpOptions, t heatdb.DB, dir string) (Res
 	}
 	stepHook("rotated")
 	return r, nil
+}
+
+// dumpSizeHint estimates the room a dump of t needs in dir: the newest
+// earlier dump's size, else (sqlite) the database file's; 0 when unknown.
+func dumpSizeHint(dir string, t heatdb.DB) int64 {
+	if prev, _ := List(dir); len(prev) > 0 {
+		if st, err := os.Stat(prev[0]); err == nil {
+			return st.Size()
+		}
+	}
+	if t.Kind == heatdb.SQLite {
+		if st, err := os.Stat(t.Path); err == nil {
+			return st.Size()
+		}
+	}
+	return 0
 }
 
 // hookWriter reports the "writing" step once, after the first write.
@@ -383,6 +415,10 @@ func removeLeftovers(dir string) ([]string, error) {
 		if main == "" {
 			continue
 		}
+		// Only this user's (dest may be in a shared, sticky directory).
+		if info, err := e.Info(); err != nil || pathguard.Owner(info) != os.Geteuid() {
+			continue
+		}
 		if _, err := os.Lstat(filepath.Join(dir, main)); !os.IsNotExist(err) {
 			continue
 		}
@@ -408,9 +444,55 @@ func writeSidecars(path string, m Manifest) error {
 	return fsutil.WriteFileAtomic(path+ManifestSuff, append(b, '\n'), fsutil.SecretFileMode)
 }
 
+// checkDest refuses an explicit dest that is not free or a dump of ours:
+// what exists at dest, dest.sha256 or dest.manifest.json must be a regular
+// file of this user that heat_db_dump wrote (a dump with our manifest
+// beside it, or one of our sidecars), since moveAside renames them; a
+// symlink, a device, a directory or another file is refused untouched.
+// The directory that holds dest (or its first existing ancestor) must not
+// be writable by other users (pathguard.Parent).
+func checkDest(dest string) error {
+	if !strings.HasSuffix(dest, ".sql") && !strings.HasSuffix(dest, ".sql.gz") {
+		return fmt.Errorf("dest %s: a dump's name ends in .sql or .sql.gz (e.g. %s.sql.gz)", dest, dest)
+	}
+	what := "a dump heat_db_dump wrote (it has no " + filepath.Base(dest) + ManifestSuff + " of ours beside it)"
+	if _, err := pathguard.File("dest", dest, what, ourDump); err != nil {
+		return err
+	}
+	if _, err := pathguard.File("dest", dest+ManifestSuff, "the manifest of a dump heat_db_dump wrote", ourManifest); err != nil {
+		return err
+	}
+	_, err := pathguard.File("dest", dest+SumSuffix, "the checksum file of a dump heat_db_dump wrote", ourChecksum)
+	return err
+}
+
+// ourDump tells a dump heat_db_dump wrote: our manifest is beside it.
+func ourDump(path string) bool { return ourManifest(path + ManifestSuff) }
+
+// ourManifest tells a manifest heat_db_dump wrote.
+func ourManifest(path string) bool {
+	m, err := ReadManifest(strings.TrimSuffix(path, ManifestSuff))
+	return err == nil && m != nil && m.Format >= 1 && len(m.SHA256) == 64
+}
+
+// ourChecksum tells a checksum file heat_db_dump wrote ("HEX  NAME\n").
+func ourChecksum(path string) bool {
+	b, err := readSidecar(path, "dump checksum")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 || len(f[0]) != 64 || f[1] != strings.TrimSuffix(filepath.Base(path), SumSuffix) {
+		return false
+	}
+	_, err = hex.DecodeString(f[0])
+	return err == nil
+}
+
 // moveAside moves an existing file at p (an explicit dest) and its
 // sidecars out of the way, so nothing is ever silently overwritten; sidecars
-// without the file (left by an interrupted dump) are moved too.
+// without the file (left by an interrupted dump) are moved too. checkDest
+// has made sure they are ours.
 func moveAside(p string, warn func(string, ...any)) error {
 	var stamp time.Time
 	found := false

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dbdump"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 )
@@ -214,13 +215,22 @@ func List(dir string) ([]string, error) {
 	return out, nil
 }
 
-// ReadManifest reads the manifest beside a dump (nil if there is none).
-func ReadManifest(dumpPath string) (*Manifest, error) {
-	b, err := os.ReadFile(dumpPath + ManifestSuff)
-	if os.IsNotExist(err) {
+// sidecarLimit bounds a sidecar read: a manifest lists tables and stacks.
+var sidecarLimit = fsutil.Limit{Bytes: 16 << 20}
+
+// readSidecar reads a dump's sidecar (nil, nil when there is none): a
+// regular file only, of bounded size.
+func readSidecar(path, what string) ([]byte, error) {
+	if _, err := os.Lstat(path); os.IsNotExist(err) {
 		return nil, nil
 	}
-	if err != nil {
+	return fsutil.ReadInput(path, sidecarLimit, what)
+}
+
+// ReadManifest reads the manifest beside a dump (nil if there is none).
+func ReadManifest(dumpPath string) (*Manifest, error) {
+	b, err := readSidecar(dumpPath+ManifestSuff, "dump manifest")
+	if b == nil || err != nil {
 		return nil, err
 	}
 	var m Manifest
@@ -232,7 +242,7 @@ func ReadManifest(dumpPath string) (*Manifest, error) {
 
 // fileSHA256 hashes a file.
 func fileSHA256(path string) (string, int64, error) {
-	f, err := os.Open(path)
+	f, _, err := fsutil.OpenInput(path, "dump")
 	if err != nil {
 		return "", 0, err
 	}
@@ -248,12 +258,12 @@ func fileSHA256(path string) (string, int64, error) {
 // VerifyChecksum checks a dump against its .sha256 file. It returns
 // errNoChecksum when there is none.
 func VerifyChecksum(dumpPath string) (string, error) {
-	b, err := os.ReadFile(dumpPath + SumSuffix)
-	if os.IsNotExist(err) {
-		return "", errNoChecksum
-	}
+	b, err := readSidecar(dumpPath+SumSuffix, "dump checksum")
 	if err != nil {
 		return "", err
+	}
+	if b == nil {
+		return "", errNoChecksum
 	}
 	fields := strings.Fields(string(b))
 	if len(fields) == 0 {
@@ -274,9 +284,9 @@ var errNoChecksum = errors.New("no checksum file")
 
 // openSQL opens a dump for reading, decompressing gzip (detected by its magic bytes).
 func openSQL(path string) (io.Reader, func() error, error) {
-	f, err := os.Open(path)
+	f, _, err := fsutil.OpenInput(path, "dump")
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening dump %s: %w", path, err)
+		return nil, nil, err
 	}
 	rd, closeFn, err := sqlReader(f)
 	if err != nil {

@@ -21,8 +21,12 @@ type RestoreOptions struct {
 	HeatDir   string
 	Dump      string // "" = the newest dump in HeatDir
 	CheckMode bool
-	Warn      func(string, ...any)
-	Secret    func(string)
+	// AllowUnverified loads a dump that has no .sha256 to check it against
+	// (heat_db_dump verify: false), with a warning; by default it is
+	// refused. A checksum that does not match is refused either way.
+	AllowUnverified bool
+	Warn            func(string, ...any)
+	Secret          func(string)
 }
 
 // Newest returns the newest dump in dir that restore can load (see
@@ -137,6 +141,8 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 	case err != nil:
 		return Result{}, err
 	case kind == kindTripleO:
+		// Adoption: the one exception to the refusal of a dump without
+		// our checksum below (issue 24, decision c); checked by what it holds.
 		return restoreTripleO(ctx, o, t, path)
 	case kind != kindSQL:
 		return Result{}, fmt.Errorf("refusing %s: it is %s, not a dump restore loads (%s*.sql[.gz] written by heat_db_dump, "+
@@ -144,7 +150,12 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 	}
 	sum, err := VerifyChecksum(path)
 	if errors.Is(err, errNoChecksum) {
-		o.Warn("%s has no %s file: its integrity cannot be checked", path, SumSuffix)
+		if !o.AllowUnverified {
+			return Result{}, fmt.Errorf("refusing %s: it has no %s%s, so its integrity cannot be checked (a dump heat_db_dump was killed writing, "+
+				"or one from elsewhere); restore another dump, or give verify: false (heat_db_dump) or restore_verify: false "+
+				"(ephemeral_heat_launch) to load it anyway", path, filepath.Base(path), SumSuffix)
+		}
+		o.Warn("%s has no %s file: its integrity cannot be checked; loading it anyway (verify: false)", path, SumSuffix)
 		sum, _, err = fileSHA256(path)
 	}
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,23 +98,31 @@ func TestDumpRotationIdempotenceAndChecksum(t *testing.T) {
 	if err != nil || r.Changed {
 		t.Fatalf("second restore: %+v %v", r, err)
 	}
-	// An explicit dest that exists is moved aside, not overwritten.
+	// An explicit dest: written; again unchanged; once the database
+	// changed, our earlier dump there is moved aside, not overwritten.
 	dest := filepath.Join(t.TempDir(), "mine.sql")
-	os.WriteFile(dest, []byte("precious"), 0o600)
 	var warned []string
-	if _, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Dest: dest, Compress: dumps.None,
-		Warn: func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }}); err != nil {
-		t.Fatal(err)
+	warn := func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }
+	for i, wantChanged := range []bool{true, false, true} {
+		if i == 2 {
+			db, _ := sql.Open("sqlite", filepath.Join(dir, "heat.sqlite"))
+			db.Exec("INSERT INTO filler (data) VALUES ('later')")
+			db.Close()
+		}
+		r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Dest: dest, Compress: dumps.None, Warn: warn})
+		if err != nil || r.Changed != wantChanged || r.Path != dest {
+			t.Fatalf("dump %d to dest: %+v %v", i, r, err)
+		}
 	}
 	matches, _ := filepath.Glob(dest + ".*Z")
 	if len(matches) != 1 || len(warned) != 1 {
-		t.Fatalf("existing dest not moved aside: %v %v", matches, warned)
+		t.Fatalf("our earlier dump at dest not moved aside: %v %v", matches, warned)
 	}
-	if b, _ := os.ReadFile(matches[0]); string(b) != "precious" {
-		t.Fatalf("moved-aside content changed")
+	if b, _ := os.ReadFile(matches[0]); strings.Contains(string(b), "later") || !strings.Contains(string(b), "CREATE TABLE") {
+		t.Fatalf("moved-aside content is not the earlier dump")
 	}
-	if b, _ := os.ReadFile(dest); !strings.Contains(string(b), "CREATE TABLE") {
-		t.Fatalf("dest is not a plain SQL dump")
+	if b, _ := os.ReadFile(dest); !strings.Contains(string(b), "CREATE TABLE") || !strings.Contains(string(b), "later") {
+		t.Fatalf("dest is not a plain SQL dump of the changed database")
 	}
 	// sqlite3 loads the dump.
 	if _, err := exec.LookPath("sqlite3"); err != nil {
@@ -123,4 +132,104 @@ func TestDumpRotationIdempotenceAndChecksum(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "overcloud" {
 		t.Fatalf("sqlite3 could not load the dump: %v %s", err, out)
 	}
+}
+
+// A dest that exists and is not a dump of ours (nor free) is refused and
+// left exactly as it was; so is the directory that holds it.
+func TestDumpDestNotOursRefused(t *testing.T) {
+	dir := fakeHeatDir(t, 0)
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, d string) string // returns dest
+		want  string
+	}{
+		{"a file of someone else's", func(t *testing.T, d string) string {
+			p := filepath.Join(d, "precious.sql")
+			os.WriteFile(p, []byte("precious"), 0o644)
+			return p
+		}, "is not a dump heat_db_dump wrote"},
+		{"a symlink", func(t *testing.T, d string) string {
+			p := filepath.Join(d, "link.sql.gz")
+			os.Symlink(filepath.Join(d, "elsewhere"), p)
+			return p
+		}, "is a symlink"},
+		{"a directory", func(t *testing.T, d string) string {
+			p := filepath.Join(d, "adir.sql")
+			os.Mkdir(p, 0o755)
+			os.WriteFile(filepath.Join(p, "inside"), []byte("x"), 0o644)
+			return p
+		}, "is a directory"},
+		{"a FIFO", func(t *testing.T, d string) string {
+			p := filepath.Join(d, "fifo.sql")
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}, "is a FIFO"},
+		{"a device", func(t *testing.T, d string) string {
+			p := filepath.Join(d, "null.sql")
+			if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+				t.Fatalf("mknod (this test needs root): %v", err)
+			}
+			return p
+		}, "is a character device"},
+		{"a foreign checksum beside it", func(t *testing.T, d string) string {
+			p := filepath.Join(d, "x.sql.gz")
+			os.WriteFile(p+dumps.SumSuffix, []byte("not a checksum of ours\n"), 0o600)
+			return p
+		}, "is not the checksum file of a dump"},
+		{"a foreign manifest beside it", func(t *testing.T, d string) string {
+			p := filepath.Join(d, "y.sql.gz")
+			os.WriteFile(p+dumps.ManifestSuff, []byte(`{"hello": "world"}`), 0o600)
+			return p
+		}, "is not the manifest of a dump"},
+		{"a name that is not a dump's", func(t *testing.T, d string) string { return filepath.Join(d, "passwd") }, "ends in .sql or .sql.gz"},
+		{"inside a world-writable directory without the sticky bit", func(t *testing.T, d string) string {
+			w := filepath.Join(d, "shared")
+			os.Mkdir(w, 0o777)
+			os.Chmod(w, 0o777)
+			return filepath.Join(w, "d.sql.gz")
+		}, "without the sticky bit"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := t.TempDir()
+			os.Chmod(d, 0o755)
+			dest := tc.setup(t, d)
+			before := snapshot(t, d)
+			_, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Dest: dest})
+			if err == nil || !strings.Contains(err.Error(), "dest") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("dest %s: %v, want a refusal naming dest with %q", dest, err, tc.want)
+			}
+			if after := snapshot(t, d); after != before {
+				t.Errorf("the refused dest's directory changed:\n%s\nbecame\n%s", before, after)
+			}
+		})
+	}
+	// A dest in a directory that does not exist yet: created 0700, and the
+	// existing ancestor keeps its mode.
+	top := t.TempDir()
+	os.Chmod(top, 0o755)
+	dest := filepath.Join(top, "a", "b", "d.sql.gz")
+	if _, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Dest: dest}); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{top: 0o755, filepath.Join(top, "a"): 0o700, filepath.Join(top, "a", "b"): 0o700, dest: 0o600} {
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v (%v), want %o", p, st.Mode().Perm(), err, want)
+		}
+	}
+}
+
+// snapshot lists a directory tree's names, types and modes.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil {
+			fmt.Fprintf(&b, "%s %v %d\n", p, info.Mode(), info.Size())
+		}
+		return nil
+	})
+	return b.String()
 }

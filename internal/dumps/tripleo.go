@@ -34,7 +34,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dbdump"
@@ -80,52 +79,12 @@ func tripleoStamp(name string) (time.Time, bool) {
 	return time.Unix(sec, ns).UTC(), true
 }
 
-// openRegular opens path for reading only if it is a regular file (a FIFO
-// or device is refused without blocking on it).
+// openRegular opens a dump for reading through the one bounded reader of
+// inputs (fsutil.OpenInput): only a regular file, a FIFO or device refused
+// by its type without blocking on it.
 func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fmt.Errorf("opening dump %s: %w", path, err)
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s is a %s, not a dump file", path, modeName(fi.Mode()))
-	}
-	if err == nil {
-		// Back to blocking reads (regular files never block anyway).
-		err = clearNonblock(f)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
-func clearNonblock(f *os.File) error {
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := raw.Control(func(fd uintptr) { serr = syscall.SetNonblock(int(fd), false) }); err != nil {
-		return err
-	}
-	return serr
-}
-
-func modeName(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&os.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&os.ModeSocket != 0:
-		return "socket"
-	case m&os.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
+	f, _, err := fsutil.OpenInput(path, "dump")
+	return f, err
 }
 
 // TripleODump is a tripleoclient dump that passed CheckTripleO.

@@ -166,7 +166,7 @@ func TestCheckTripleO(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := CheckTripleO(fifo); err == nil || !strings.Contains(err.Error(), "is a FIFO, not a dump file") {
+	if _, err := CheckTripleO(fifo); err == nil || !strings.Contains(err.Error(), "is a FIFO (named pipe), not a regular file") {
 		t.Errorf("FIFO: %v", err)
 	}
 }

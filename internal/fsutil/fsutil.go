@@ -92,10 +92,10 @@ func WriteAtomic(path string, mode os.FileMode, fill func(w io.Writer) error) (e
 		return fmt.Errorf("setting mode of the temporary file for %s: %w", path, err)
 	}
 	if err = fill(tmp); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return DiskFull(fmt.Errorf("writing %s: %w", path, err), dir, 0)
 	}
 	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("syncing the temporary file for %s: %w", path, err)
+		return DiskFull(fmt.Errorf("syncing the temporary file for %s: %w", path, err), dir, 0)
 	}
 	if !named {
 		// Give the complete file a temporary name, then rename it over path.
@@ -302,4 +302,45 @@ func LockDir(dir string, timeout time.Duration) (func(), error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// FreeBytes is the space available to this user on the file system of path.
+func FreeBytes(path string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return 0, &os.PathError{Op: "statfs", Path: path, Err: err}
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}
+
+// DiskFull says, for an error that is a full disk (ENOSPC, EDQUOT), which
+// directory it is about, how much is free there and how much is needed
+// (need <= 0: unknown); other errors are returned as they are.
+func DiskFull(err error, dir string, need int64) error {
+	if err == nil || (!errors.Is(err, unix.ENOSPC) && !errors.Is(err, unix.EDQUOT)) {
+		return err
+	}
+	free, ferr := FreeBytes(dir)
+	what := fmt.Sprintf("%d bytes are free there", free)
+	if ferr != nil {
+		what = "its free space is unknown"
+	}
+	needs := ""
+	if need > 0 {
+		needs = fmt.Sprintf(", and this needs about %d bytes (%s)", need, HumanBytes(need))
+	}
+	return fmt.Errorf("%w: the file system of %s is full (%s%s): free space there, or use a directory on another file system", err, dir, what, needs)
+}
+
+// HumanBytes writes n as KiB, MiB or GiB.
+func HumanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -20,11 +20,16 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 )
 
 // RequestTimeout bounds one HTTP request (a create or update of a large
@@ -36,6 +41,9 @@ type Client struct {
 	// SC is the underlying gophercloud service client; its Endpoint ends in
 	// "/" (http://HOST:PORT/v1/PROJECT/).
 	SC *gophercloud.ServiceClient
+	// HeatDir is the heat_dir of an ephemeral Heat (NewFromHeatDir), for
+	// what error messages say to do ("" for another Heat).
+	HeatDir string
 }
 
 // httpClient does not follow redirects: FindStack reads the Location of
@@ -149,6 +157,35 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
+// explain adds to an error what to do about it: Heat not answering (where
+// its logs are, how to start it), or a server error while the file system
+// of its heat_dir (its database and logs) is nearly full.
+func (c *Client) explain(err error) error {
+	var ae *APIError
+	switch {
+	case errors.As(err, &ae) && ae.StatusCode >= 500 && c.HeatDir != "":
+		if free, ferr := fsutil.FreeBytes(c.HeatDir); ferr == nil && free < lowDiskBytes {
+			return fmt.Errorf("%w; the file system of heat_dir %s (Heat's database and logs) has only %s free: "+
+				"free at least %s there, then run this again", err, c.HeatDir, fsutil.HumanBytes(free), fsutil.HumanBytes(lowDiskBytes))
+		}
+		return fmt.Errorf("%w; Heat's logs are in %s", err, filepath.Join(c.HeatDir, heatdir.LogDir))
+	case isConnRefused(err) && c.HeatDir != "":
+		return fmt.Errorf("%w: the Heat of heat_dir %s is not running (it stopped or crashed): its logs are in %s; "+
+			"start it with ephemeral.heat.ephemeral_heat_launch (state: started)", err, c.HeatDir, filepath.Join(c.HeatDir, heatdir.LogDir))
+	case isConnRefused(err):
+		return fmt.Errorf("%w: nothing answers at %s; is Heat running there?", err, c.Endpoint())
+	}
+	return err
+}
+
+// lowDiskBytes is the free space under which a server error of an
+// ephemeral Heat is blamed on its full file system.
+const lowDiskBytes = 64 << 20
+
+func isConnRefused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EHOSTUNREACH)
+}
+
 // IsNotFound reports whether err is Heat's 404.
 func IsNotFound(err error) bool {
 	var ae *APIError
@@ -193,7 +230,7 @@ func (c *Client) do(ctx context.Context, method, u string, body any, out any, ok
 	}
 	resp, err := c.SC.Request(ctx, method, u, opts)
 	if err != nil {
-		return resp, toAPIError(method, u, err)
+		return resp, c.explain(toAPIError(method, u, err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)

@@ -2,7 +2,9 @@ package heatapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack"
 	"gopkg.in/yaml.v3"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 )
 
@@ -61,6 +64,9 @@ func CloudsYAMLPaths() []string {
 	return append(paths, "/etc/openstack/clouds.yaml")
 }
 
+// cloudsLimit bounds a clouds.yaml or secure.yaml read.
+var cloudsLimit = fsutil.Limit{Bytes: 4 << 20}
+
 // LoadCloud reads cloud name from the first clouds.yaml of paths that
 // exists (CloudsYAMLPaths when paths is empty). A secure.yaml beside it
 // supplies values (such as the password) missing from clouds.yaml.
@@ -69,12 +75,12 @@ func LoadCloud(name string, paths ...string) (*Cloud, string, error) {
 		paths = CloudsYAMLPaths()
 	}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if os.IsNotExist(err) {
+		data, err := fsutil.ReadInput(p, cloudsLimit, "clouds.yaml")
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, p, fmt.Errorf("read %s: %w", p, err)
+			return nil, p, err
 		}
 		var doc struct {
 			Clouds map[string]Cloud `yaml:"clouds"`
@@ -90,7 +96,7 @@ func LoadCloud(name string, paths ...string) (*Cloud, string, error) {
 			}
 			return nil, p, fmt.Errorf("%s has no cloud %q (it has: %s)", p, name, strings.Join(names, ", "))
 		}
-		if sdata, err := os.ReadFile(filepath.Join(filepath.Dir(p), "secure.yaml")); err == nil {
+		if sdata, err := fsutil.ReadInput(filepath.Join(filepath.Dir(p), "secure.yaml"), cloudsLimit, "secure.yaml"); err == nil {
 			var sec struct {
 				Clouds map[string]Cloud `yaml:"clouds"`
 			}
@@ -123,7 +129,12 @@ func NewFromHeatDir(dir string) (*Client, error) {
 	if ep == "" {
 		return nil, fmt.Errorf("%s: cloud %q has neither auth.endpoint nor orchestration_endpoint_override", p, heatdir.CloudName)
 	}
-	return NewNoAuth(ep)
+	c2, err := NewNoAuth(ep)
+	if err != nil {
+		return nil, err
+	}
+	c2.HeatDir = dir
+	return c2, nil
 }
 
 // NewFromCloud returns a client of the Heat of a clouds.yaml cloud: with

@@ -109,10 +109,31 @@ func Exists(ctx context.Context, d DB, as DB) (bool, error) {
 	return n > 0, nil
 }
 
+// AccountExists reports whether Heat's MySQL account (d.User) exists, as
+// admin sees it.
+func AccountExists(ctx context.Context, d DB, admin DB) (bool, error) {
+	if d.Kind != MySQL || d.User == "" {
+		return false, nil
+	}
+	db, err := sql.Open("mysql", admin.ServerDSN())
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM mysql.user WHERE User = ?", d.User).Scan(&n); err != nil {
+		return false, fmt.Errorf("looking for the MySQL user %s: %w", d.User, err)
+	}
+	return n > 0, nil
+}
+
 // Drop removes the database: the sqlite file and its journals, or the MySQL
 // database, dropped as admin when given (and then Heat's account too), else
 // as Heat's own account. It returns what it removed: nothing when the
-// database was already gone.
+// database was already gone (and, given admin, Heat's account too: an
+// account whose database a wipe dropped is dropped then).
 func Drop(ctx context.Context, d DB, admin *DB) ([]string, error) {
 	if d.Kind == SQLite {
 		var removed []string
@@ -131,7 +152,14 @@ func Drop(ctx context.Context, d DB, admin *DB) ([]string, error) {
 		as = *admin
 	}
 	if exists, err := Exists(ctx, d, as); err == nil && !exists {
-		return nil, nil
+		// The database is gone (a wipe as Heat's own user): the account
+		// created for the launch must not outlive it.
+		if admin == nil {
+			return nil, nil
+		}
+		if has, err := AccountExists(ctx, d, *admin); err != nil || !has {
+			return nil, err
+		}
 	}
 	stmts := []string{"DROP DATABASE IF EXISTS " + quoteIdent(d.Database)}
 	if admin != nil {

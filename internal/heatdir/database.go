@@ -146,6 +146,13 @@ func (d Dir) LiveDatabase(ctx context.Context, admin *heatdb.DB) []string {
 		as = *admin
 	}
 	if exists, err := heatdb.Exists(ctx, db.DB, as); err == nil && !exists {
+		// The database is gone; its account may remain (DropDatabase
+		// drops it given admin).
+		if admin != nil {
+			if has, _ := heatdb.AccountExists(ctx, db.DB, *admin); has {
+				return []string{"MySQL user " + db.User}
+			}
+		}
 		return nil
 	}
 	if db.Kind == heatdb.SQLite {

@@ -159,6 +159,31 @@ func TestGuardRefuses(t *testing.T) {
 				}
 			}
 		}, "without the sticky bit"},
+		{"a directory with other content (a home directory, /etc)", func(t *testing.T, d Dir) func(t *testing.T) {
+			os.MkdirAll(d.Path(), 0o755)
+			os.WriteFile(filepath.Join(d.Path(), "precious"), []byte("x"), 0o644)
+			return func(t *testing.T) {
+				st, _ := os.Stat(d.Path())
+				if ents, _ := os.ReadDir(d.Path()); len(ents) != 1 || st.Mode().Perm() != 0o755 {
+					t.Errorf("another directory was changed: mode %o, %v", st.Mode().Perm(), ents)
+				}
+			}
+		}, "is not empty and is not a heat_dir this collection made"},
+		{"a tripleoclient heat-launcher directory", func(t *testing.T, d Dir) func(t *testing.T) {
+			os.MkdirAll(d.Path(), 0o700)
+			os.WriteFile(filepath.Join(d.Path(), HeatConf), []byte("[DEFAULT]\n"), 0o600)
+			os.WriteFile(filepath.Join(d.Path(), APIPaste), []byte("x"), 0o600)
+			return func(t *testing.T) {
+				if b, _ := os.ReadFile(filepath.Join(d.Path(), HeatConf)); string(b) != "[DEFAULT]\n" {
+					t.Errorf("its heat.conf changed")
+				}
+			}
+		}, "is not empty and is not a heat_dir"},
+		{"the config-download directory of config_download", func(t *testing.T, d Dir) func(t *testing.T) {
+			os.MkdirAll(d.Path(), 0o700)
+			os.WriteFile(filepath.Join(d.Path(), ".ephemeral-heat"), []byte("ephemeral.heat config_download\n"), 0o600)
+			return func(t *testing.T) {}
+		}, "is the config_download of another task"},
 		{"foreign-owned heat_dir", func(t *testing.T, d Dir) func(t *testing.T) {
 			os.MkdirAll(d.Path(), 0o700)
 			foreignOwn(t, d.Path())

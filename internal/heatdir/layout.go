@@ -9,6 +9,7 @@
 //
 // What a heat_dir holds (files 0600, directories 0700):
 //
+//	.ephemeral-heat         the marker: this heat_dir is ours (pathguard.Marker)
 //	heat.conf api-paste.ini token_file.json clouds.yaml heatrc   configuration (conf.go)
 //	python/                 our SQLAlchemy plugin, on Heat's PYTHONPATH (python.go)
 //	launch.json             the launch record (record.go)

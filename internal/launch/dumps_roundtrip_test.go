@@ -114,8 +114,13 @@ func TestDumpWipeRestoreRoundTrip(t *testing.T) {
 			}
 			o.State = launch.Stopped
 			launch.Run(context.Background(), o)
+			// Without a .sha256 it is refused unless told verify: false.
+			if _, err := dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: dir, Dump: file}); err == nil ||
+				!strings.Contains(err.Error(), "verify: false") {
+				t.Fatalf("an unverified dump was not refused: %v", err)
+			}
 			var warned []string
-			rr, err := dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: dir, Dump: file,
+			rr, err := dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: dir, Dump: file, AllowUnverified: true,
 				Warn: func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }})
 			if err != nil || !rr.Changed || len(rr.Stacks) != 1 || rr.Backup == "" {
 				t.Fatalf("restoring the mysqldump file: %+v %v", rr, err)

@@ -43,19 +43,35 @@ const (
 	MySQL  = string(heatdb.MySQL)
 )
 
+// Defaults of the options a caller leaves zero (the module always gives
+// them: it refuses a port or timeout outside its range before it gets here).
+const (
+	DefaultAPIPort = 8006
+	DefaultTimeout = 180 * time.Second
+	// MaxTimeoutSeconds is the longest timeout accepted: a day.
+	MaxTimeoutSeconds = 86400
+)
+
 // InstallHint says how to get Heat on Debian.
 const InstallHint = native.InstallHint
 
 // Options are the module's parameters.
 type Options struct {
-	State          string
-	HeatType       string
-	HeatDir        string
-	APIPort        int
-	BindHost       string
-	Database       string
-	DatabaseURL    string
-	RestoreDB      bool
+	State       string
+	HeatType    string
+	HeatDir     string
+	APIPort     int
+	BindHost    string
+	Database    string
+	DatabaseURL string
+	RestoreDB   bool
+	// RestoreUnverified lets restore_db load a dump that has no .sha256
+	// (restore_verify: false); by default such a dump is refused.
+	RestoreUnverified bool
+	// NoDump: state=absent removes the database without dumping it first
+	// (dump: false). By default absent dumps it, as heat_db_dump does, and
+	// removes it only once the dump is verified, as TripleO does.
+	NoDump         bool
 	Timeout        time.Duration
 	HeatAllCommand string
 	CheckMode      bool
@@ -111,6 +127,9 @@ type Outcome struct {
 	Removed []string
 	// Restored is the dump restore_db loaded.
 	Restored string
+	// Dumped is the dump state=absent wrote (or found already holding the
+	// database) before removing it.
+	Dumped string
 	// Reset lists the stacks an interruption had left IN_PROGRESS, which
 	// Heat set to FAILED when it started.
 	Reset []string
@@ -129,7 +148,7 @@ func (o *Options) defaults() {
 		o.HeatType = Native
 	}
 	if o.APIPort == 0 {
-		o.APIPort = 8006
+		o.APIPort = DefaultAPIPort
 	}
 	if o.BindHost == "" {
 		o.BindHost = "127.0.0.1"
@@ -137,8 +156,8 @@ func (o *Options) defaults() {
 	if o.Database == "" {
 		o.Database = SQLite
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = 180 * time.Second
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
 	}
 	if o.HeatAllCommand == "" {
 		o.HeatAllCommand = "heat-all"
@@ -165,7 +184,10 @@ func (o *Options) validate() (heatdir.Dir, *heatdb.DB, error) {
 		return d, nil, err
 	}
 	if o.APIPort < 1 || o.APIPort > 65535 {
-		return d, nil, fmt.Errorf("api_port %d is out of range 1-65535", o.APIPort)
+		return d, nil, fmt.Errorf("api_port is %d; it must be between 1 and 65535", o.APIPort)
+	}
+	if o.Timeout < time.Second || o.Timeout > MaxTimeoutSeconds*time.Second {
+		return d, nil, fmt.Errorf("timeout is %s; it must be between 1 and %d seconds", o.Timeout, MaxTimeoutSeconds)
 	}
 	switch o.State {
 	case Started, Stopped, Absent:
@@ -186,6 +208,9 @@ func (o *Options) validate() (heatdir.Dir, *heatdb.DB, error) {
 	}
 	if o.State != Started {
 		return d, admin, nil
+	}
+	if err := proc.CheckBindHost(o.BindHost); err != nil {
+		return d, nil, err
 	}
 	if o.OwnerPID > 0 {
 		if _, err := ownerRecord(o.OwnerPID); err != nil {
@@ -212,6 +237,10 @@ type launcher struct {
 	o     *Options
 	d     heatdir.Dir
 	admin *heatdb.DB
+	// b and bspec are the requested backend and its spec, checked (state
+	// started only).
+	b     backend.Backend
+	bspec *backend.Spec
 }
 
 // Run brings the heat_dir's Heat to the requested state. It refuses a
@@ -230,6 +259,14 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	old := syscall.Umask(0o077)
 	defer syscall.Umask(old)
 	l := &launcher{o: &o, d: d, admin: admin}
+	if o.State == Started {
+		// The backend's own options are checked before anything is
+		// created (a heat_all_command that does not exist, a bad image).
+		l.b, l.bspec = backends[o.HeatType](), l.spec(o.HeatType)
+		if err := l.b.Check(l.bspec); err != nil {
+			return Outcome{HeatDir: o.HeatDir}, err
+		}
+	}
 	if !o.CheckMode && (o.State == Started || d.Exists()) {
 		if _, err := d.Ensure(); err != nil {
 			return Outcome{HeatDir: o.HeatDir}, err
@@ -305,11 +342,7 @@ func backendOf(heatType string) backend.Backend {
 
 func (l *launcher) start(ctx context.Context) (Outcome, error) {
 	o := l.o
-	b := backends[o.HeatType]()
-	spec := l.spec(o.HeatType)
-	if err := b.Check(spec); err != nil {
-		return Outcome{}, err
-	}
+	b, spec := l.b, l.bspec
 	fp := l.fingerprint(spec)
 	rec, err := l.d.ReadRecord()
 	if err != nil {
@@ -467,7 +500,8 @@ func (l *launcher) startHeat(ctx context.Context, b backend.Backend, spec *backe
 	var restore func(context.Context) error
 	if o.RestoreDB {
 		restore = func(ctx context.Context) error {
-			r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: l.d.Path(), Dump: o.RestoreFrom, Warn: o.Warn, Secret: o.Secret})
+			r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: l.d.Path(), Dump: o.RestoreFrom, AllowUnverified: o.RestoreUnverified,
+				Warn: o.Warn, Secret: o.Secret})
 			if err != nil {
 				return fmt.Errorf("restore_db: %w", err)
 			}
@@ -569,11 +603,24 @@ func (l *launcher) stop(ctx context.Context) (Outcome, error) {
 	out.Changed = true
 	if o.CheckMode {
 		out.Msg = "Heat would be stopped in " + o.HeatDir
+		if len(dbItems) > 0 && !o.NoDump {
+			out.Msg += "; its database dumped into it, then removed"
+		}
 		out.Removed = dbItems
 		return out, nil
 	}
 	if err := l.stopWatchdog(rec); err != nil {
 		return out, err
+	}
+	if len(dbItems) > 0 && !o.NoDump {
+		r, dumped, err := l.dumpAndWipe(ctx, b, spec, rec, "state=absent")
+		if err != nil {
+			return out, err
+		}
+		if dumped {
+			out.Dumped = r.Path
+			out.Removed = append(out.Removed, r.Removed...)
+		}
 	}
 	if err := b.Remove(ctx, spec, rec); err != nil {
 		return out, fmt.Errorf("stopping Heat: %w", err)
@@ -590,15 +637,60 @@ func (l *launcher) stop(ctx context.Context) (Outcome, error) {
 	}
 	if o.State == Absent {
 		removed, err := l.dropDatabase(ctx)
-		out.Removed = removed
+		out.Removed = append(out.Removed, removed...)
 		if err != nil {
 			return out, err
 		}
 		out.Msg += "; its database removed"
+		if out.Dumped != "" {
+			out.Msg += " after it was dumped to " + out.Dumped
+		}
 	}
 	out.PID = 0
 	return out, nil
 }
+
+// dumpAndWipe dumps the database heat.conf names (verified and rotated, as
+// heat_db_dump does) and, only once the dump is verified, stops Heat's own
+// services (rec's, if any; a pod keeps its MariaDB serving) so nothing
+// writes to the database, and drops it. A database without data (or whose
+// account a wipe already dropped) is not dumped (dumped is false). One
+// that cannot be read is not removed: the error says why and what to do.
+// why names the caller in messages (state=absent, the watchdog).
+func (l *launcher) dumpAndWipe(ctx context.Context, b backend.Backend, spec *backend.Spec, rec *heatdir.Record, why string) (dumps.Result, bool, error) {
+	db, err := l.d.Database()
+	if err != nil {
+		return dumps.Result{}, false, nil // no heat.conf: nothing of ours to dump
+	}
+	has, err := heatdb.HasData(ctx, db.DB)
+	switch {
+	case errors.Is(err, heatdb.ErrNoAccess):
+		return dumps.Result{}, false, nil
+	case err != nil:
+		return dumps.Result{}, false, fmt.Errorf("%s dumps the database before removing it, and cannot read it: %w; "+
+			"nothing was removed. Start Heat (state: started) and run this again, or give dump: false to remove it without a dump", why, err)
+	case !has:
+		return dumps.Result{}, false, nil
+	}
+	r, err := dumps.Dump(ctx, dumps.DumpOptions{HeatDir: l.d.Path(), Keep: DefaultKeep, Wipe: true, Warn: l.o.Warn, Secret: l.o.Secret,
+		WipeFunc: func(c context.Context) ([]string, error) {
+			if rec != nil {
+				if err := b.StopHeat(c, spec, rec); err != nil {
+					return nil, err
+				}
+			}
+			return l.d.DropDatabase(c, l.admin, l.o.Warn)
+		}})
+	if err != nil {
+		return r, false, fmt.Errorf("%s dumps the database before removing it, and the dump failed: %w; the database was kept. "+
+			"Fix the cause and run this again, or give dump: false to remove it without a dump", why, err)
+	}
+	return r, true, nil
+}
+
+// DefaultKeep is how many older dumps a teardown's dump keeps (as
+// heat_db_dump's keep).
+const DefaultKeep = 5
 
 // dropDatabase removes the database of a stopped Heat: a pod's own MariaDB
 // (its datadir: the pod is gone), or what heat.conf names.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
@@ -189,10 +190,14 @@ func TestNativeLifecycle(t *testing.T) {
 	if !stackListed(t, out.Endpoint, "kept") {
 		t.Fatalf("stack lost across stop/start")
 	}
-	// absent removes the database and keeps the other artifacts.
+	// absent dumps the database, then removes it and keeps the other
+	// artifacts (the dump among them), as TripleO does.
 	ab := run(t, o, Absent)
-	if !ab.Changed || len(ab.Removed) == 0 {
+	if !ab.Changed || len(ab.Removed) == 0 || ab.Dumped == "" {
 		t.Fatalf("absent: %+v", ab)
+	}
+	if m, err := dumps.ReadManifest(ab.Dumped); err != nil || m == nil || len(m.Stacks) != 1 || m.Stacks[0].Name != "kept" {
+		t.Fatalf("the dump absent wrote: %+v %v", m, err)
 	}
 	assertNoHeat(t, o)
 	if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.SQLiteFile)); !os.IsNotExist(err) {

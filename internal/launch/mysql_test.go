@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/mariadbtest"
@@ -84,5 +85,29 @@ func TestNativeWithMySQL(t *testing.T) {
 	}
 	if ab := run(t, o, Absent); ab.Changed {
 		t.Errorf("second absent changed: %+v", ab)
+	}
+
+	// A wipe without database_url (heat_db_dump wipe: true alone) drops the
+	// database as Heat's own user, and the user remains; absent with
+	// database_url then drops that user: no account with a valid password
+	// outlives the deploy.
+	run(t, o, Started)
+	d, _ := heatdir.At(o.HeatDir)
+	if _, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: o.HeatDir, Wipe: true,
+		WipeFunc: func(c context.Context) ([]string, error) { return d.DropDatabase(c, nil, o.Warn) }}); err != nil {
+		t.Fatal(err)
+	}
+	ini, _ = heatdir.ReadINI(filepath.Join(o.HeatDir, heatdir.HeatConf))
+	heat3, _ := heatdb.Parse(ini.Get("database", "connection"))
+	db.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM mysql.user WHERE User = ?", heat3.User).Scan(&n)
+	if n == 0 {
+		t.Fatalf("the wipe without database_url dropped the user %s (the test needs it to remain)", heat3.User)
+	}
+	if ab := run(t, o, Absent); !ab.Changed || ab.Dumped != "" {
+		t.Errorf("absent after the wipe: %+v", ab)
+	}
+	db.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM mysql.user WHERE User = ?", heat3.User).Scan(&n)
+	if n != 0 {
+		t.Errorf("user %s outlived absent", heat3.User)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/native"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
@@ -180,21 +179,18 @@ func teardownAfterOwner(d heatdir.Dir, launchID string, logf func(string, ...any
 	}
 	spec := l.spec(rec.HeatType)
 	code := 0
-	r, err := dumps.Dump(ctx, dumps.DumpOptions{HeatDir: d.Path(), Keep: 5, Wipe: true, Warn: logf,
-		WipeFunc: func(c context.Context) ([]string, error) {
-			// Stop Heat first so nothing writes to the database being
-			// dropped. A pod keeps its MariaDB running: the database is
-			// dropped through heat.conf's host database.
-			if err := b.StopHeat(c, spec, rec); err != nil {
-				return nil, err
-			}
-			return d.DropDatabase(c, nil, logf)
-		}})
-	if err != nil {
+	// Heat is stopped once the dump is verified, so nothing writes to the
+	// database being dropped. A pod keeps its MariaDB running: the
+	// database is dropped through heat.conf's host database.
+	r, dumped, err := l.dumpAndWipe(ctx, b, spec, rec, "the watchdog")
+	switch {
+	case err != nil:
 		logf("dump failed, keeping the database: %v", err)
 		code = 1
-	} else {
+	case dumped:
 		logf("%s", r.Msg)
+	default:
+		logf("the database holds nothing to dump")
 	}
 	if _, err := l.stop(ctx); err != nil {
 		logf("stopping Heat: %v", err)

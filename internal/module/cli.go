@@ -131,7 +131,7 @@ func flagList(spec *Spec) []string {
 // in a form ParseHelp reads back (so tests can hold --help against the
 // module's documentation):
 //
-//	--flag-name   HELP (TYPE[ of ELEMENTS][: how to give it]) [required; default D; one of A|B]
+//	--flag-name   HELP (TYPE[ of ELEMENTS][: how to give it]) [required; default D; one of A|B; range MIN-MAX]
 func Usage(spec *Spec, w io.Writer) {
 	fmt.Fprintf(w, "%s: %s\n\nUsage: %s [--check] [--diff] [--json] [flags]\n", spec.Name, spec.Short, spec.Name)
 	fmt.Fprintf(w, "       %s ARGS_FILE   (as an Ansible module)\n\nFlags:\n", spec.Name)
@@ -145,6 +145,9 @@ func Usage(spec *Spec, w io.Writer) {
 		}
 		if len(p.Choices) > 0 {
 			notes = append(notes, "one of "+strings.Join(p.Choices, "|"))
+		}
+		if p.Range != nil {
+			notes = append(notes, "range "+p.Range.String())
 		}
 		typ := typeName(p.Type)
 		switch p.Type {

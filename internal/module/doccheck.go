@@ -22,11 +22,27 @@ type sidecarDoc struct {
 }
 
 type sidecarOption struct {
-	Type     string   `yaml:"type"`
-	Required bool     `yaml:"required"`
-	Default  any      `yaml:"default"`
-	Choices  []string `yaml:"choices"`
-	Elements string   `yaml:"elements"`
+	Description any      `yaml:"description"`
+	Type        string   `yaml:"type"`
+	Required    bool     `yaml:"required"`
+	Default     any      `yaml:"default"`
+	Choices     []string `yaml:"choices"`
+	Elements    string   `yaml:"elements"`
+}
+
+// text is the option's description as one string (it may be a list).
+func (o sidecarOption) text() string {
+	switch d := o.Description.(type) {
+	case string:
+		return d
+	case []any:
+		parts := make([]string, len(d))
+		for i, x := range d {
+			parts[i] = fmt.Sprint(x)
+		}
+		return strings.Join(parts, " ")
+	}
+	return ""
 }
 
 func loadSidecar(path string) (*sidecarDoc, error) {
@@ -152,6 +168,9 @@ func CheckSidecar(spec *Spec, path string) error {
 		}
 		if a, c := sortedCopy(o.Choices), sortedCopy(p.Choices); strings.Join(a, ",") != strings.Join(c, ",") {
 			problems = append(problems, fmt.Sprintf("option %s: documented choices %v, code %v", p.Name, o.Choices, p.Choices))
+		}
+		if p.Range != nil && !strings.Contains(o.text(), p.Range.String()) {
+			problems = append(problems, fmt.Sprintf("option %s: its description must state its range %s (the module refuses other values)", p.Name, p.Range))
 		}
 	}
 	for name := range doc.Documentation.Options {

@@ -16,6 +16,7 @@ type HelpOption struct {
 	Default    string // "" when there is none; HasDefault tells an empty default apart
 	HasDefault bool
 	Choices    []string
+	Range      string // "MIN-MAX" of an int, "" when unbounded
 }
 
 // commonFlags are the flags of every module that are not parameters.
@@ -59,6 +60,8 @@ func ParseHelp(text []byte) (map[string]HelpOption, error) {
 					o.Default, o.HasDefault = strings.TrimPrefix(n, "default "), true
 				case strings.HasPrefix(n, "one of "):
 					o.Choices = strings.Split(strings.TrimPrefix(n, "one of "), "|")
+				case strings.HasPrefix(n, "range "):
+					o.Range = strings.TrimPrefix(n, "range ")
 				default:
 					return nil, fmt.Errorf("--help line of %s: unknown note %q", flag, n)
 				}
@@ -119,6 +122,9 @@ func CheckHelp(help []byte, sidecar string) error {
 		if a, b := sortedCopy(h.Choices), sortedCopy(d.Choices); strings.Join(a, "|") != strings.Join(b, "|") {
 			problems = append(problems, fmt.Sprintf("option %s: --help says choices %v, the docs %v", name, h.Choices, d.Choices))
 		}
+		if h.Range != "" && !strings.Contains(d.text(), h.Range) {
+			problems = append(problems, fmt.Sprintf("option %s: --help says range %s, which its description in the docs does not state", name, h.Range))
+		}
 	}
 	for name := range opts {
 		if _, ok := doc.Documentation.Options[name]; !ok {
@@ -143,4 +149,28 @@ func sortedCopy(s []string) []string {
 	c := append([]string(nil), s...)
 	sort.Strings(c)
 	return c
+}
+
+// SpecFromHelp rebuilds a module's spec from its --help text (names,
+// types, required flags, defaults, choices and ranges), so that the bad
+// inputs a spec implies (BadInputs) can be generated for a built binary.
+func SpecFromHelp(name string, help []byte) (*Spec, error) {
+	opts, err := ParseHelp(help)
+	if err != nil {
+		return nil, err
+	}
+	spec := &Spec{Name: name}
+	for _, n := range sortedKeysOf(opts) {
+		o := opts[n]
+		p := Param{Name: n, Type: Type(o.Type), Elements: Type(o.Elements), Required: o.Required, Choices: o.Choices}
+		if o.Range != "" {
+			var r Range
+			if _, err := fmt.Sscanf(o.Range, "%d-%d", &r.Min, &r.Max); err != nil {
+				return nil, fmt.Errorf("--help of %s: range %q of %s: %w", name, o.Range, n, err)
+			}
+			p.Range = &r
+		}
+		spec.Params = append(spec.Params, p)
+	}
+	return spec, nil
 }

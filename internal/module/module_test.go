@@ -277,3 +277,21 @@ func TestOneOf(t *testing.T) {
 		}
 	}
 }
+
+// A one-letter secret is masked in values but never in the protocol's keys
+// (failed, changed, msg, invocation, the parameter names), which Ansible
+// must still read.
+func TestShortSecretKeepsProtocol(t *testing.T) {
+	res, code, raw := runArgs(t, map[string]any{"name": "x", "password": "a", "state": "absent"})
+	if code != 0 || res["failed"] != false || res["changed"] == nil || res["msg"] != nil && res["msg"] == "" {
+		t.Fatalf("result: %s", raw)
+	}
+	inv, _ := res["invocation"].(map[string]any)
+	args, _ := inv["module_args"].(map[string]any)
+	if _, ok := args["state"]; args["password"] != Masked || !ok {
+		t.Errorf("module_args: %v", args)
+	}
+	if strings.Contains(res["echo"].(string), " a ") || !strings.Contains(res["echo"].(string), Masked) {
+		t.Errorf("the secret shows in a value: %q", res["echo"])
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 )
 
 // Masked replaces the value of a no_log parameter or other secret in results,
@@ -74,10 +76,13 @@ func Run(spec *Spec, h Handler, args []string, stdout, stderr io.Writer) int {
 	return runCLI(spec, h, args, stdout, stderr)
 }
 
+// argsLimit bounds the arguments file Ansible writes.
+var argsLimit = fsutil.Limit{Bytes: 64 << 20}
+
 func runAnsible(spec *Spec, h Handler, argsFile string) Result {
-	data, err := os.ReadFile(argsFile)
+	data, err := fsutil.ReadInput(argsFile, argsLimit, "module arguments file")
 	if err != nil {
-		return failure(fmt.Sprintf("%s: cannot read the module arguments file %s: %v", spec.Name, argsFile, err))
+		return failure(fmt.Sprintf("%s: cannot read its arguments: %v", spec.Name, err))
 	}
 	var all map[string]any
 	if err := json.Unmarshal(data, &all); err != nil {
@@ -197,7 +202,23 @@ func mask(res Result, secrets []string) Result {
 		pairs = append(pairs, v, Masked)
 	}
 	r := strings.NewReplacer(pairs...)
-	return maskValue(map[string]any(res), r).(map[string]any)
+	// The result's own keys (changed, failed, msg, invocation ...) and the
+	// parameter names in invocation are the protocol: a short secret ("a")
+	// must not turn "failed" into something Ansible does not read.
+	out := make(Result, len(res))
+	for k, v := range res {
+		if inv, ok := v.(map[string]any); ok && k == "invocation" {
+			args, _ := inv["module_args"].(map[string]any)
+			masked := make(map[string]any, len(args))
+			for ak, av := range args {
+				masked[ak] = maskValue(av, r)
+			}
+			out[k] = map[string]any{"module_args": masked}
+			continue
+		}
+		out[k] = maskValue(v, r)
+	}
+	return out
 }
 
 func maskValue(v any, r *strings.Replacer) any {

@@ -7,7 +7,9 @@ package module
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -42,7 +44,23 @@ type Param struct {
 	Elements Type
 	// Help is the one-line description shown by --help.
 	Help string
+	// Range bounds an int parameter (both ends included); every int
+	// parameter of a module has one (CheckBoundaries).
+	Range *Range
+	// Check validates a given value once converted to its type (a
+	// string's format, a list's elements ...); its error is reported
+	// after the parameter's name, so it says what is allowed.
+	Check func(v any) error
 }
+
+// Range is the inclusive range of an int parameter.
+type Range struct{ Min, Max int }
+
+// Between is the range min..max, both included.
+func Between(min, max int) *Range { return &Range{Min: min, Max: max} }
+
+// String is how --help and messages show the range.
+func (r Range) String() string { return fmt.Sprintf("%d-%d", r.Min, r.Max) }
 
 // Spec is the parameter specification of a module.
 type Spec struct {
@@ -103,6 +121,10 @@ func (s *Spec) Validate(raw map[string]any) (Params, error) {
 			problems = append(problems, fmt.Sprintf("parameter %q: %v", p.Name, err))
 			continue
 		}
+		if err := p.checkValue(cv); err != nil {
+			problems = append(problems, fmt.Sprintf("parameter %q %v", p.Name, err))
+			continue
+		}
 		if len(p.Choices) > 0 {
 			sv := fmt.Sprint(cv)
 			found := false
@@ -137,6 +159,24 @@ func (s *Spec) Validate(raw map[string]any) (Params, error) {
 		return Params{}, &ParamError{Module: s.Name, Problems: problems}
 	}
 	return out, nil
+}
+
+// checkValue applies a converted value's bounds: an int's range, a required
+// string's non-emptiness, and the parameter's own Check. Its error follows
+// the parameter's name ("is 0; it must be between 1 and 65535").
+func (p *Param) checkValue(v any) error {
+	if n, ok := v.(int); ok && p.Range != nil && (n < p.Range.Min || n > p.Range.Max) {
+		return fmt.Errorf("is %d; it must be between %d and %d", n, p.Range.Min, p.Range.Max)
+	}
+	if s, ok := v.(string); ok && p.Required && strings.TrimSpace(s) == "" {
+		return errors.New("is empty; give a value")
+	}
+	if p.Check != nil && v != nil {
+		if err := p.Check(v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ParamError reports every problem found in the parameters at once.
@@ -191,7 +231,10 @@ func convert(t Type, elem Type, v any) (any, error) {
 	case Int:
 		switch x := v.(type) {
 		case float64:
-			if x != float64(int64(x)) {
+			if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) >= maxInt {
+				return nil, fmt.Errorf("%v is too large a number", x)
+			}
+			if x != math.Trunc(x) {
 				return nil, fmt.Errorf("%v is not a whole number", x)
 			}
 			return int(x), nil
@@ -202,11 +245,14 @@ func convert(t Type, elem Type, v any) (any, error) {
 		case json.Number:
 			n, err := x.Int64()
 			if err != nil {
-				return nil, fmt.Errorf("%s is not a whole number", x)
+				return nil, fmt.Errorf("%s is not a whole number within ±%d", x, int64(maxInt))
 			}
 			return int(n), nil
 		case string:
 			n, err := strconv.Atoi(strings.TrimSpace(x))
+			if errors.Is(err, strconv.ErrRange) {
+				return nil, fmt.Errorf("%q is too large a number", x)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%q is not a whole number", x)
 			}
@@ -280,6 +326,10 @@ func convert(t Type, elem Type, v any) (any, error) {
 	}
 	return nil, fmt.Errorf("unknown parameter type %q", t)
 }
+
+// maxInt bounds the magnitude of an int parameter given as a float: 2^53,
+// beyond which a float no longer holds every whole number.
+const maxInt = 1 << 53
 
 func elemOr(t Type) Type {
 	if t == "" {

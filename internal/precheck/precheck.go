@@ -15,10 +15,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/templates"
 )
 
@@ -503,13 +503,16 @@ func (s source) String() string { return s.param + " " + s.path }
 
 // open checks that a source exists; a missing file is an absent source, any
 // other problem an error.
+//
+// Evidence is read through the bounded input reader: a regular file of at
+// most evidenceLimit bytes (a FIFO or device is refused by its type).
 func open(param, path, missing string) (source, []byte, error) {
 	s := source{param: param, path: path}
 	if path == "" {
 		s.absent = param + " not given"
 		return s, nil, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadInput(path, evidenceLimit, param)
 	switch {
 	case err == nil:
 		s.present = true
@@ -518,11 +521,15 @@ func open(param, path, missing string) (source, []byte, error) {
 		s.absent = fmt.Sprintf("%s: no %s (%s)", param, path, missing)
 		return s, nil, nil
 	case errors.Is(err, fs.ErrPermission):
-		return s, nil, fmt.Errorf("%s: cannot read %s: %v (run the task with become: true)", param, path, err)
+		return s, nil, fmt.Errorf("%v (run the task with become: true)", err)
 	default:
-		return s, nil, fmt.Errorf("%s: cannot read %s: %v", param, path, err)
+		return s, nil, err
 	}
 }
+
+// evidenceLimit bounds an evidence file (an inventory of a large cloud is a
+// few MB).
+var evidenceLimit = fsutil.Limit{Bytes: 64 << 20}
 
 type fsidFact struct {
 	src   source

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -408,6 +409,10 @@ func TestBadInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	fifo := filepath.Join(t.TempDir(), "net_ip_map.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		opts Options
@@ -430,7 +435,10 @@ func TestBadInputs(t *testing.T) {
 			[]string{"deployed_environment testdata/bad/environment-registry-list.yaml: resource_registry must be a mapping"}},
 		{"a deployed environment that is a directory",
 			Options{EnvironmentFiles: envs(), DeployedEnvironment: dir},
-			[]string{"deployed_environment: cannot read " + dir}},
+			[]string{"deployed_environment " + dir + " is a directory, not a regular file"}},
+		{"a net_ip_map that is a FIFO (never opened, so nothing blocks)",
+			Options{EnvironmentFiles: envs(), NetIPMap: fifo},
+			[]string{"net_ip_map " + fifo + " is a FIFO"}},
 		{"malformed inventory",
 			Options{EnvironmentFiles: envs(), DeployedInventory: td("bad/inventory-malformed.yaml")},
 			[]string{"deployed_inventory: testdata/bad/inventory-malformed.yaml is not valid YAML"}},
@@ -475,7 +483,7 @@ func TestBadInputs(t *testing.T) {
 			opts Options
 			want []string
 		}{"unreadable deployed environment", Options{EnvironmentFiles: envs(), DeployedEnvironment: unreadable},
-			[]string{"deployed_environment: cannot read " + unreadable, "become"}})
+			[]string{"deployed_environment " + unreadable, "permission denied", "become"}})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,11 +2,13 @@ package proc
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -162,4 +164,30 @@ func TailLines(b []byte, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// MaxPID is the largest process id Linux hands out (PID_MAX_LIMIT on 64-bit).
+const MaxPID = 4194304
+
+// CheckBindHost checks that something may listen on host on this machine
+// (an address of one of its interfaces, or a wildcard), so that a bad
+// bind_host is reported as such and not as a port in use.
+func CheckBindHost(host string) error {
+	h := strings.Trim(host, "[]")
+	if h == "" {
+		return fmt.Errorf("bind_host is empty; give an address of this host such as 127.0.0.1")
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(h, "0"))
+	if err != nil {
+		var dns *net.DNSError
+		switch {
+		case errors.As(err, &dns):
+			return fmt.Errorf("bind_host %q is neither an IP address nor a name this host resolves (%v): give an address of this host such as 127.0.0.1", host, dns.Err)
+		case errors.Is(err, syscall.EADDRNOTAVAIL):
+			return fmt.Errorf("bind_host %q is not an address of this host: give one that 'ip -brief address' lists, such as 127.0.0.1", host)
+		}
+		return fmt.Errorf("bind_host %q: cannot listen there: %w", host, err)
+	}
+	l.Close()
+	return nil
 }

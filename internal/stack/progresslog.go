@@ -2,12 +2,16 @@ package stack
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/pathguard"
 )
 
 // ProgressDone starts the last line a progress log gets: whoever follows the
@@ -24,13 +28,23 @@ type ProgressLog struct {
 	start time.Time
 }
 
+// progressStarted starts the first line of a progress log: an existing
+// file that starts so (or is empty) is ours to truncate.
+const progressStarted = "heat_stack started: "
+
 // OpenProgressLog creates (or truncates) path, mode 0600, in an existing
-// directory; a symlink is not followed.
+// directory (pathguard's policy): an existing path must be a progress log
+// of ours (or empty), never a symlink, FIFO, device or another file.
 func OpenProgressLog(path string) (*ProgressLog, error) {
 	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("progress_file %s: its directory does not exist: create it first", path)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	what := "a progress log of heat_stack (its first line starts with " + strings.TrimSpace(progressStarted) + ")"
+	if _, err := pathguard.File("progress_file", path, what, isProgressLog); err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK: a FIFO swapped in since the check does not block the open.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("progress_file %s: %w (it must be a regular file or not exist; a symlink is refused)", path, err)
 	}
@@ -39,8 +53,21 @@ func OpenProgressLog(path string) (*ProgressLog, error) {
 		return nil, fmt.Errorf("progress_file %s is not a regular file", path)
 	}
 	l := &ProgressLog{f: f, start: time.Now()}
-	fmt.Fprintf(f, "heat_stack started: %s\n", l.start.UTC().Format(time.RFC3339))
+	fmt.Fprintf(f, "%s%s\n", progressStarted, l.start.UTC().Format(time.RFC3339))
 	return l, nil
+}
+
+// isProgressLog tells an existing file heat_stack may truncate: empty, or
+// starting with progressStarted.
+func isProgressLog(path string) bool {
+	f, _, err := fsutil.OpenInput(path, "progress_file")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(progressStarted))
+	n, _ := io.ReadFull(f, head)
+	return n == 0 || string(head[:n]) == progressStarted
 }
 
 // Write appends progress text.

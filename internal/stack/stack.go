@@ -77,6 +77,9 @@ type Options struct {
 	// MaxBodyBytes bounds a request body (default: Heat's max_json_body_size
 	// in our heat.conf).
 	MaxBodyBytes int
+	// Limits bound the template and the other files read (default:
+	// templates.DefaultLimits).
+	Limits templates.Limits
 	// Warn reports a warning (may be nil).
 	Warn func(format string, args ...any)
 }
@@ -224,7 +227,7 @@ func Prepare(o Options) (*Request, error) {
 			return nil, fmt.Errorf("template is required with state=present (without existing=true)")
 		}
 		if len(o.EnvironmentFiles) > 0 {
-			_, files, urls, err := templates.ProcessEnvironments(o.EnvironmentFiles)
+			_, files, urls, err := templates.ProcessEnvironmentsWith(o.Limits, o.EnvironmentFiles)
 			if err != nil {
 				return nil, err
 			}
@@ -232,7 +235,7 @@ func Prepare(o Options) (*Request, error) {
 		}
 		return r, nil
 	}
-	b, err := templates.Process(o.Template, o.EnvironmentFiles)
+	b, err := templates.ProcessWith(o.Limits, o.Template, o.EnvironmentFiles)
 	if err != nil {
 		return nil, err
 	}

@@ -57,9 +57,10 @@ func cacheDir() string {
 }
 
 // cacheKey names the result for a template and its environments.
-func cacheKey(templatePath string, envPaths []string) (string, error) {
+func cacheKey(lim Limits, templatePath string, envPaths []string) (string, error) {
 	h := sha256.New()
 	h.Write([]byte(cacheFormat))
+	fmt.Fprintf(h, "limits %d %d\n", lim.Template, lim.Body)
 	abs, err := filepath.Abs(templatePath)
 	if err != nil {
 		return "", err
@@ -85,7 +86,7 @@ var cacheHits atomic.Int64
 
 // cacheLoad returns the cached result for key when every file it was made
 // from still has the same content, else nil.
-func cacheLoad(dir, key string) *Bundle {
+func cacheLoad(dir, key string, lim Limits) *Bundle {
 	path := filepath.Join(dir, key)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -107,7 +108,7 @@ func cacheLoad(dir, key string) *Bundle {
 				if changed.Load() {
 					continue
 				}
-				content, err := os.ReadFile(p)
+				content, err := fsutil.ReadInput(p, fsutil.Limit{Bytes: max(lim.Template, lim.Body)}, "file")
 				if err != nil || sha256.Sum256(content) != c.inputs[p] {
 					changed.Store(true)
 				}

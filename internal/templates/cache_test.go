@@ -62,7 +62,7 @@ func TestProcessCache(t *testing.T) {
 	top := filepath.Join(tree, "overcloud.yaml")
 	envs := []string{filepath.Join(tree, "environments", "base.yaml"), filepath.Join(tree, "environments", "override.yaml")}
 	fresh := func() *Bundle {
-		b, _, err := processUncached(top, envs)
+		b, _, err := processUncached(DefaultLimits(), top, envs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ func (p *processor) environment(path string) (string, map[string]any, error) {
 	}
 	l := p.fetch(u, true).wait()
 	if l.readErr != nil {
-		return "", nil, fmt.Errorf("read environment: %w", l.readErr)
+		return "", nil, l.readErr
 	}
 	v, err := l.v, l.parseErr
 	if err != nil {

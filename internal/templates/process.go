@@ -34,12 +34,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 )
 
 // Bundle is a processed template with its environments: what a create or
@@ -72,17 +73,25 @@ type Bundle struct {
 // envPaths (in order: later ones override earlier ones) with everything they
 // reference.
 func Process(templatePath string, envPaths []string) (*Bundle, error) {
+	return ProcessWith(DefaultLimits(), templatePath, envPaths)
+}
+
+// ProcessWith is Process with the given limits on the files read. A result
+// is taken from the processing cache (cache.go) while every file it was
+// made from has the same content.
+func ProcessWith(lim Limits, templatePath string, envPaths []string) (*Bundle, error) {
+	lim = lim.withDefaults()
 	dir := cacheDir()
 	key := ""
 	if dir != "" {
-		if k, err := cacheKey(templatePath, envPaths); err == nil {
+		if k, err := cacheKey(lim, templatePath, envPaths); err == nil {
 			key = k
-			if b := cacheLoad(dir, key); b != nil {
+			if b := cacheLoad(dir, key, lim); b != nil {
 				return b, nil
 			}
 		}
 	}
-	b, inputs, err := process(templatePath, envPaths)
+	b, inputs, err := process(lim, templatePath, envPaths)
 	if err != nil {
 		return nil, err
 	}
@@ -92,28 +101,28 @@ func Process(templatePath string, envPaths []string) (*Bundle, error) {
 	return b, nil
 }
 
-// process is Process without the cache; it also returns the files it read,
-// by path, with the sha256 of their content.
-func process(templatePath string, envPaths []string) (*Bundle, map[string][32]byte, error) {
-	b, p, err := processUncached(templatePath, envPaths)
+// process is ProcessWith without the cache; it also returns the files it
+// read, by path, with the sha256 of their content.
+func process(lim Limits, templatePath string, envPaths []string) (*Bundle, map[string][32]byte, error) {
+	b, p, err := processUncached(lim, templatePath, envPaths)
 	if err != nil {
 		return nil, nil, err
 	}
 	return b, p.inputs(), nil
 }
 
-func processUncached(templatePath string, envPaths []string) (*Bundle, *processor, error) {
-	p := newProcessor()
+func processUncached(lim Limits, templatePath string, envPaths []string) (*Bundle, *processor, error) {
+	p := newProcessor(lim)
 	tplURL, err := pathToURL(templatePath)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := os.ReadFile(templatePath)
+	data, err := p.read(templatePath, "template", true)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read template: %w", err)
+		return nil, nil, err
 	}
 	if path, err := urlToPath(tplURL); err == nil {
-		p.read[path] = sha256.Sum256(data)
+		p.readSums[path] = sha256.Sum256(data)
 	}
 	tpl, err := p.parseTemplate(data, templatePath, true)
 	if err != nil {
@@ -143,7 +152,13 @@ func processUncached(templatePath string, envPaths []string) (*Bundle, *processo
 // merged environment, the files to send (each environment and what its
 // resource_registry references) and the environments' URLs in order.
 func ProcessEnvironments(envPaths []string) (merged map[string]any, files map[string]string, urls []string, err error) {
-	p := newProcessor()
+	return ProcessEnvironmentsWith(DefaultLimits(), envPaths)
+}
+
+// ProcessEnvironmentsWith is ProcessEnvironments with the given limits on
+// the files read.
+func ProcessEnvironmentsWith(lim Limits, envPaths []string) (merged map[string]any, files map[string]string, urls []string, err error) {
+	p := newProcessor(lim)
 	merged, urls, err = p.environments(envPaths)
 	if err != nil {
 		return nil, nil, nil, err
@@ -161,6 +176,7 @@ func ProcessEnvironments(envPaths []string) (merged map[string]any, files map[st
 // encoded as JSON at the end (marshalPending). The result is the same as
 // doing everything in turn.
 type processor struct {
+	lim    Limits
 	files  map[string]string
 	active []string        // URLs of the templates being processed, to catch cycles
 	hidden map[string]bool // hidden parameters of the templates seen
@@ -169,8 +185,8 @@ type processor struct {
 	// pending are the documents to encode into files (URL order of
 	// processing), with the path for messages.
 	pending []pendingDoc
-	// read holds the files read outside fetch (the top template).
-	read map[string][32]byte
+	// readSums holds the files read outside fetch (the top template).
+	readSums map[string][32]byte
 }
 
 type pendingDoc struct {
@@ -190,16 +206,24 @@ type load struct {
 	parseErr error // the parse error, if any
 }
 
-func newProcessor() *processor {
-	return &processor{files: map[string]string{}, hidden: map[string]bool{}, loads: map[string]*load{},
-		sem: make(chan struct{}, runtime.GOMAXPROCS(0)), read: map[string][32]byte{}}
+func newProcessor(lim Limits) *processor {
+	return &processor{lim: lim.withDefaults(), files: map[string]string{}, hidden: map[string]bool{}, loads: map[string]*load{},
+		sem: make(chan struct{}, runtime.GOMAXPROCS(0)), readSums: map[string][32]byte{}}
+}
+
+// limit is the size limit of a template (mustBeTemplate) or of another file.
+func (p *processor) limit(template bool) int64 {
+	if template {
+		return p.lim.Template
+	}
+	return p.lim.Body
 }
 
 // inputs are the files read, by path, with the sha256 of their content
 // (after processing: every load has ended).
 func (p *processor) inputs() map[string][32]byte {
-	out := make(map[string][32]byte, len(p.loads)+len(p.read))
-	for path, sum := range p.read {
+	out := make(map[string][32]byte, len(p.loads)+len(p.readSums))
+	for path, sum := range p.readSums {
 		out[path] = sum
 	}
 	for _, l := range p.loads {
@@ -232,7 +256,14 @@ func (p *processor) fetch(u string, env bool) *load {
 			return
 		}
 		l.path = path
-		if l.data, l.readErr = os.ReadFile(path); l.readErr != nil {
+		// Through the bounded reader (regular files only), within the
+		// larger limit: the file may be a template or a get_file target;
+		// whoever uses it checks its own limit (reference, environment).
+		what, lim := "environment file", p.lim.Body
+		if !env {
+			what, lim = "file", max(p.lim.Template, p.lim.Body)
+		}
+		if l.data, l.readErr = fsutil.ReadInput(path, fsutil.Limit{Bytes: lim, Option: "max_json_body_size"}, what); l.readErr != nil {
 			return
 		}
 		switch {
@@ -442,12 +473,24 @@ func (p *processor) reference(base, ref, from, what string, mustBeTemplate bool)
 			return "", fmt.Errorf("%s: %s: template reference cycle %s; Heat cannot nest a template inside itself", from, what, strings.Join(chain, " -> "))
 		}
 	}
-	l := p.fetch(u, false).wait()
-	data, err := l.data, l.readErr
+	path, err := urlToPath(u)
 	if err != nil {
 		return "", fmt.Errorf("%s: %s: cannot read the file it names: %w", from, what, err)
 	}
-	path, _ := urlToPath(u)
+	kind := "file"
+	if mustBeTemplate {
+		kind = "template"
+	}
+	l := p.fetch(u, false).wait()
+	data, err := l.data, l.readErr
+	if err != nil || int64(len(data)) > p.limit(mustBeTemplate) {
+		// Read again in turn for the error that names this use and its
+		// limit (the background read took the larger of the two limits).
+		if data, err = p.read(path, kind, mustBeTemplate); err == nil {
+			err = fmt.Errorf("%s changed while it was read", path)
+		}
+		return "", fmt.Errorf("%s: %s: %w", from, what, err)
+	}
 	var content string
 	switch {
 	case !utf8.Valid(data):

@@ -145,7 +145,7 @@ func TestProcessBadInput(t *testing.T) {
 			name:  "environment missing",
 			files: map[string]string{"top.yaml": hot},
 			envs:  []string{"env/none.yaml"},
-			want:  []string{"read environment", "DIR/env/none.yaml"},
+			want:  []string{"environment file", "DIR/env/none.yaml", "no such file"},
 		},
 		{
 			name:  "environment with an unknown section",

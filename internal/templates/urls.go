@@ -2,7 +2,6 @@ package templates
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -178,19 +177,6 @@ func unhex(c byte) byte {
 	default:
 		return c - 'A' + 10
 	}
-}
-
-// readURL reads the local file a file:// URL names.
-func readURL(u string) ([]byte, error) {
-	path, err := urlToPath(u)
-	if err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return data, nil
 }
 
 // URLToPath returns the local path a file:// URL names (false for any other

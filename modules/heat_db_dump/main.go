@@ -23,7 +23,8 @@ var spec = &module.Spec{
 		{Name: "dest", Type: module.Path, Help: "dumped: file to write (default a timestamped file in heat_dir); restored: dump to load (default the newest in heat_dir), ours or tripleoclient's heat-db.sql-*.tar.bzip2, or a directory for its newest dump"},
 		{Name: "compress", Default: dumps.Gzip, Choices: []string{dumps.Gzip, dumps.None}, Help: "compression of a new dump"},
 		{Name: "wipe", Type: module.Bool, Default: false, Help: "after a verified dump, drop the live database"},
-		{Name: "keep", Type: module.Int, Default: 5, Help: "older dumps to keep in heat_dir"},
+		{Name: "keep", Type: module.Int, Default: 5, Range: module.Between(0, 1000), Help: "older dumps to keep in heat_dir"},
+		{Name: "verify", Type: module.Bool, Default: true, Help: "restored: refuse a dump without a matching .sha256 (false loads it anyway, with a warning)"},
 		{Name: "database_url", NoLog: true, Help: "MySQL admin URL, to drop Heat's MySQL user too on wipe"},
 	},
 }
@@ -58,7 +59,7 @@ func run(ctx *module.Context) (module.Result, error) {
 	}
 	var r dumps.Result
 	if p.Str("state") == "restored" {
-		r, err = dumps.Restore(bg, dumps.RestoreOptions{HeatDir: d.Path(), Dump: p.Str("dest"),
+		r, err = dumps.Restore(bg, dumps.RestoreOptions{HeatDir: d.Path(), Dump: p.Str("dest"), AllowUnverified: !p.Bool("verify"),
 			CheckMode: ctx.CheckMode, Warn: ctx.Warn, Secret: ctx.AddSecret})
 	} else {
 		r, err = dumps.Dump(bg, dumps.DumpOptions{HeatDir: d.Path(), Dest: p.Str("dest"), Compress: p.Str("compress"),

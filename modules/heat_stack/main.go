@@ -12,18 +12,23 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/templates"
 )
 
 var spec = &module.Spec{
 	Name:  "heat_stack",
 	Short: "create, update or delete a Heat stack and wait for it",
 	Params: []module.Param{
-		{Name: "name", Required: true, Help: "stack name"},
+		{Name: "name", Required: true, Check: stack.CheckName, Help: "stack name"},
 		{Name: "state", Default: stack.Present, Choices: []string{stack.Present, stack.Absent}, Help: "present or absent"},
 		{Name: "template", Type: module.Path, Help: "top template (required to create, or to update without existing)"},
 		{Name: "environment_files", Type: module.List, Elements: module.Path, Help: "environment files, later ones override earlier ones"},
 		{Name: "parameters", Type: module.Dict, Help: "parameters (highest precedence), as JSON or key=value"},
-		{Name: "timeout", Type: module.Int, Default: 240, Help: "minutes: Heat's timeout_mins and how long to wait"},
+		{Name: "timeout", Type: module.Int, Default: 240, Range: module.Between(1, stack.MaxTimeoutMinutes), Help: "minutes: Heat's timeout_mins and how long to wait"},
+		{Name: "max_template_size", Type: module.Int, Default: templates.DefaultMaxTemplateSize, Range: module.Between(1, templates.MaxInputSize),
+			Help: "bytes: the largest template (top or provider) read, as Heat's max_template_size"},
+		{Name: "max_json_body_size", Type: module.Int, Default: templates.DefaultMaxJSONBodySize, Range: module.Between(1, templates.MaxInputSize),
+			Help: "bytes: the largest request (and environment or get_file file) sent, as Heat's max_json_body_size"},
 		{Name: "rollback", Type: module.Bool, Default: false, Help: "let Heat roll back a failed create or update"},
 		{Name: "tags", Type: module.List, Help: "stack tags"},
 		{Name: "wait", Type: module.Bool, Default: true, Help: "wait for the stack to reach a final status"},
@@ -53,6 +58,8 @@ func run(ctx *module.Context) (module.Result, error) {
 		Tags:             p.Strings("tags"),
 		Wait:             p.Bool("wait"),
 		Existing:         p.Bool("existing"),
+		Limits:           templates.Limits{Template: int64(p.Int("max_template_size")), Body: int64(p.Int("max_json_body_size"))},
+		MaxBodyBytes:     p.Int("max_json_body_size"),
 		Given:            p.Given,
 		CheckMode:        ctx.CheckMode,
 		Diff:             ctx.Diff,

@@ -270,6 +270,9 @@ var Allowed = []Allowance{
 	// tripleo-common's tasks; its behaviour is tested by applying a
 	// deployment on this host (tests/integration, make demo).
 	{Value, "deployments.yaml", "our own implementation of the deployment protocol"},
+	// The marker config_download writes in its dest (pathguard.Marker):
+	// the next run replaces only a directory that carries it.
+	{OnlyOurs, ".ephemeral-heat", "the marker that dest is a config-download of this collection"},
 	// Bytes: YAML we dump with other quoting, indentation and line
 	// folding than PyYAML; compare.py has read both to equal values.
 	{Bytes, "**", "YAML written in another style, equal values"},

@@ -466,6 +466,17 @@ func TestPodLifecycle(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.MariaDBDir, "mysql")); err != nil {
 		t.Errorf("stopped removed the MariaDB datadir: %v", err)
 	}
+	// absent dumps first: a stopped pod's MariaDB cannot be read, so
+	// nothing is removed until told dump: false.
+	c := o
+	c.State = launch.Absent
+	if _, err := launch.Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "dump: false") {
+		t.Errorf("absent of a stopped pod dumped nothing and did not refuse: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(o.HeatDir, heatdir.MariaDBDir, "mysql")); err != nil {
+		t.Errorf("a refused absent removed the MariaDB datadir: %v", err)
+	}
+	o.NoDump = true
 	ab := run(t, o, launch.Absent)
 	if len(ab.Removed) != 1 || ab.Removed[0] != filepath.Join(o.HeatDir, heatdir.MariaDBDir) {
 		t.Errorf("absent removed %v", ab.Removed)

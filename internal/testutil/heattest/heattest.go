@@ -46,7 +46,7 @@ func Start(t testing.TB, extra map[string]map[string]string) *Heat {
 		Timeout: 180 * time.Second, Warn: func(f string, a ...any) { t.Logf("warning: "+f, a...) }}
 	t.Cleanup(func() {
 		o := opts
-		o.State = launch.Absent
+		o.State, o.NoDump = launch.Absent, true // a test's Heat: nothing to keep
 		if _, err := launch.Run(context.Background(), o); err != nil {
 			t.Errorf("stopping test Heat in %s: %v", dir, err)
 		}
