@@ -184,13 +184,18 @@ func (s *sandbox) sparse(name string, size int64) string {
 }
 
 // snapshot lists every path under root with its type, mode, owner and size
-// (and a symlink's target).
+// (and a symlink's target). The sandbox HOME's .cache is left out: heat_stack
+// keeps its template processing cache there (internal/templates, private,
+// ours, written whatever comes next), which is not state.
 func snapshot(root string) string {
 	var lines []string
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			lines = append(lines, p+" error "+err.Error())
 			return nil
+		}
+		if d.IsDir() && d.Name() == ".cache" && filepath.Base(filepath.Dir(p)) == "home" {
+			return filepath.SkipDir
 		}
 		lines = append(lines, describe(p))
 		return nil
