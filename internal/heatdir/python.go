@@ -29,6 +29,9 @@ const (
 	// SQLiteFKIndexesPlugin indexes the foreign keys of a sqlite database
 	// as MySQL does.
 	SQLiteFKIndexesPlugin = "ephemeral_heat_sqlite_fk_indexes"
+	// FKIndexPrefix starts the name of every index SQLiteFKIndexesPlugin
+	// creates (FK_INDEX_PREFIX in python/ephemeral_heat_engine.py).
+	FKIndexPrefix = "ephemeral_heat_fk_"
 	// SQLCacheJSONPlugin lets SQLAlchemy cache the statements on Heat's
 	// Json columns.
 	SQLCacheJSONPlugin = "ephemeral_heat_sql_cache_json"

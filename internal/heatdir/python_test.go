@@ -263,3 +263,11 @@ func TestEnginePlugins(t *testing.T) {
 		t.Errorf("a TaskRunner that is not a stack's slept %.2f s of 0.3 s: its sleep must stay Heat's", got.OtherRunnerS)
 	}
 }
+
+// FKIndexPrefix is the prefix the Python plugin gives its indexes.
+func TestFKIndexPrefix(t *testing.T) {
+	src := string(heatdir.PythonFiles()[filepath.Join(heatdir.PythonDir, heatdir.EngineModule+".py")])
+	if want := "FK_INDEX_PREFIX = \"" + heatdir.FKIndexPrefix + "\""; !strings.Contains(src, want) {
+		t.Errorf("python/%s.py does not say %s", heatdir.EngineModule, want)
+	}
+}
