@@ -1,10 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/moduletest"
 )
 
 func TestDocumentationMatchesSpec(t *testing.T) {
@@ -17,25 +17,5 @@ func TestDocumentationMatchesSpec(t *testing.T) {
 // implies (types, ranges, choices, empty or missing required values) is
 // refused naming the option and what it allows.
 func TestBoundaries(t *testing.T) {
-	if err := module.CheckBoundaries(spec); err != nil {
-		t.Fatal(err)
-	}
-	var base map[string]any
-	if err := json.Unmarshal([]byte(`{"stack": "overcloud", "dest": "/tmp/cd", "heat_dir": "/tmp/hd"}`), &base); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := spec.Validate(base); err != nil {
-		t.Fatalf("the base arguments are refused: %v", err)
-	}
-	cases := module.BadInputs(spec, base)
-	if len(cases) < 2*len(spec.Params) {
-		t.Fatalf("only %d bad inputs for %d options", len(cases), len(spec.Params))
-	}
-	for _, bi := range cases {
-		t.Run(bi.Name, func(t *testing.T) {
-			if err := module.Refused(spec, bi); err != nil {
-				t.Error(err)
-			}
-		})
-	}
+	moduletest.Boundaries(t, spec, `{"stack": "overcloud", "dest": "/tmp/cd", "heat_dir": "/tmp/hd"}`)
 }
