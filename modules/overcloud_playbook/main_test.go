@@ -87,10 +87,13 @@ func TestRun(t *testing.T) {
 		logHasNot    []string
 		hosts        []string
 		dirUntouched bool // check mode: nothing written into dir
+		// in (and not in) the command line run
+		command, commandNot []string
 	}{
 		{name: "ok", args: map[string]any{"playbook": "ok.yaml", "become": false},
 			msg: []string{"ok.yaml: ok on 2 host(s); log: "}, logHas: []string{"Step one", "Step two"}, hosts: []string{"node-0", "node-1"}},
 		{name: "limit and tags reach the playbook", args: map[string]any{"playbook": "ok.yaml", "become": false, "limit": "node-1", "tags": []string{"two"}},
+			command: []string{"--limit node-1", "--tags two"}, commandNot: []string{"--check", "--diff"},
 			logHas: []string{"Step two"}, logHasNot: []string{"Step one", "node-0"}, hosts: []string{"node-1"}},
 		{name: "skip_tags", args: map[string]any{"playbook": "ok.yaml", "become": false, "skip_tags": "one"},
 			logHas: []string{"Step two"}, logHasNot: []string{"Step one"}, hosts: []string{"node-0", "node-1"}},
@@ -100,8 +103,9 @@ func TestRun(t *testing.T) {
 			logHas: []string{"the disk is full"}, hosts: []string{"node-0", "node-1"}},
 		{name: "fail_on_error false reports it", args: map[string]any{"playbook": "fail.yaml", "become": false, "fail_on_error": false},
 			playbook: true, msg: []string{"node-1: task"}},
-		{name: "check mode leaves dir alone", args: map[string]any{"playbook": "ok.yaml", "become": false, "_ansible_check_mode": true},
-			logHas: []string{"Step one"}, hosts: []string{"node-0", "node-1"}, dirUntouched: true},
+		{name: "check mode leaves dir alone, diff mode passes --diff", args: map[string]any{"playbook": "ok.yaml", "become": false, "_ansible_check_mode": true, "_ansible_diff": true},
+			command: []string{"--check", "--diff"},
+			logHas:  []string{"Step one"}, hosts: []string{"node-0", "node-1"}, dirUntouched: true},
 		{name: "a missing playbook is a clear error", args: map[string]any{"playbook": "nope.yaml"},
 			failed: true, msg: []string{"nope.yaml", "is nope.yaml rendered?"}},
 		{name: "negative timeout refused", args: map[string]any{"playbook": "ok.yaml", "timeout": -1},
@@ -109,6 +113,7 @@ func TestRun(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := project(t)
 			args := map[string]any{"dir": dir}
 			for k, v := range tc.args {
@@ -132,6 +137,17 @@ func TestRun(t *testing.T) {
 			}
 			if tc.hosts != nil && strings.Join(strs(res["hosts"]), ",") != strings.Join(tc.hosts, ",") {
 				t.Errorf("hosts %v, want %v", res["hosts"], tc.hosts)
+			}
+			cmdline := strings.Join(strs(res["command"]), " ")
+			for _, w := range tc.command {
+				if !strings.Contains(cmdline, w) {
+					t.Errorf("command %q lacks %q", cmdline, w)
+				}
+			}
+			for _, w := range tc.commandNot {
+				if strings.Contains(cmdline, w) {
+					t.Errorf("command %q has %q", cmdline, w)
+				}
 			}
 			log, _ := res["log"].(string)
 			if len(tc.logHas)+len(tc.logHasNot) > 0 {
