@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/containers/common v0.57.5
 	github.com/containers/podman/v4 v4.9.5
+	github.com/dsnet/compress v0.0.1
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/gophercloud/gophercloud/v2 v2.15.0
 	github.com/opencontainers/runtime-spec v1.1.1-0.20230922153023-c0e90434df2a

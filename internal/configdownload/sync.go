@@ -24,6 +24,35 @@ const (
 	FileMode os.FileMode = 0o600
 )
 
+// The files the runs of the rendered playbooks leave in the config-download
+// directory (tripleo-common's utils/ansible.py write_default_ansible_cfg
+// writes ansible.cfg there, with log_path ansible.log, an earlier log
+// renamed ansible.log-<%Y-%m-%dT%H:%M:%S>, and ssh's control_path_dir
+// ansible-ssh; tripleoclient's run_ansible_playbook writes the command it
+// ran as ansible-playbook-command.sh). They are not part of the rendering:
+// a sync keeps them where they are, does not count them as changes and
+// does not commit them.
+const (
+	AnsibleCfgFile     = "ansible.cfg"
+	AnsibleLogFile     = "ansible.log"
+	AnsibleSSHDir      = "ansible-ssh"
+	AnsibleCommandFile = "ansible-playbook-command.sh"
+)
+
+// IsRunFile reports whether a top-level name of the config-download
+// directory is one of the run files (see AnsibleCfgFile).
+func IsRunFile(name string) bool {
+	switch name {
+	case AnsibleCfgFile, AnsibleLogFile, AnsibleSSHDir, AnsibleCommandFile:
+		return true
+	}
+	return strings.HasPrefix(name, AnsibleLogFile+"-")
+}
+
+// runFilePathspecs exclude the run files from git add and git status.
+var runFilePathspecs = []string{".", ":(exclude,top)" + AnsibleCfgFile, ":(exclude,top)" + AnsibleLogFile,
+	":(exclude,top)" + AnsibleLogFile + "-*", ":(exclude,top)" + AnsibleSSHDir, ":(exclude,top)" + AnsibleCommandFile}
+
 // tempPrefix names the working directories beside dest.
 func tempPrefix(dest string) string { return "." + filepath.Base(dest) + ".config-download-" }
 
@@ -168,6 +197,12 @@ func readTree(dest string) (map[string][]byte, error) {
 		if rel == pathguard.Marker {
 			return nil // ours, not part of the rendering
 		}
+		if rel != "." && !strings.ContainsRune(rel, filepath.Separator) && IsRunFile(rel) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
 		info, err := d.Info()
 		if err != nil {
 			return err
@@ -254,18 +289,26 @@ func swapIn(dest string, files map[string][]byte) error {
 	// dest's history moves into the new tree first: if we stop right
 	// after, dest still holds the previous rendering and the next run
 	// moves .git back (recoverLeftovers).
-	gitDir := filepath.Join(dest, ".git")
-	hasGit := false
-	if _, err := os.Lstat(gitDir); err == nil {
-		if err := os.Rename(gitDir, filepath.Join(tmp, ".git")); err != nil {
+	// The run files (logs, ansible.cfg) move along with it.
+	moved, err := carried(dest)
+	if err != nil {
+		return err
+	}
+	var done []string
+	undo := func() {
+		for _, n := range done {
+			os.Rename(filepath.Join(tmp, n), filepath.Join(dest, n))
+		}
+	}
+	for _, n := range moved {
+		if err := os.Rename(filepath.Join(dest, n), filepath.Join(tmp, n)); err != nil {
+			undo()
 			return err
 		}
-		hasGit = true
+		done = append(done, n)
 	}
 	if err := exchange(tmp, dest); err != nil {
-		if hasGit {
-			os.Rename(filepath.Join(tmp, ".git"), gitDir)
-		}
+		undo()
 		return err
 	}
 	// tmp now holds the previous rendering.
@@ -273,6 +316,24 @@ func swapIn(dest string, files map[string][]byte) error {
 		return err
 	}
 	return nil
+}
+
+// carried lists what a swap moves from dest into the new tree: .git first,
+// then the run files.
+func carried(dest string) ([]string, error) {
+	ents, err := os.ReadDir(dest)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{}
+	for _, e := range ents {
+		if e.Name() == ".git" {
+			names = append([]string{".git"}, names...)
+		} else if IsRunFile(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
 }
 
 // exchange swaps two directories atomically; where the file system cannot,
@@ -392,11 +453,15 @@ func recoverLeftovers(dest string) error {
 			continue // only this user's (the parent may be shared)
 		}
 		left := filepath.Join(parent, e.Name())
-		if _, err := os.Lstat(filepath.Join(left, ".git")); err == nil {
-			if _, err := os.Lstat(filepath.Join(dest, ".git")); errors.Is(err, fs.ErrNotExist) {
+		back, err := carried(left)
+		if err != nil {
+			return err
+		}
+		for _, n := range back {
+			if _, err := os.Lstat(filepath.Join(dest, n)); errors.Is(err, fs.ErrNotExist) {
 				if _, err := os.Stat(dest); err == nil {
-					if err := os.Rename(filepath.Join(left, ".git"), filepath.Join(dest, ".git")); err != nil {
-						return fmt.Errorf("moving the history back from %s: %w", left, err)
+					if err := os.Rename(filepath.Join(left, n), filepath.Join(dest, n)); err != nil {
+						return fmt.Errorf("moving %s back from %s: %w", n, left, err)
 					}
 				}
 			}
@@ -455,7 +520,7 @@ func gitDirty(dest string) (bool, error) {
 		_, err2 := os.Stat(dest)
 		return err2 == nil, nil
 	}
-	out, err := git(dest, "status", "--porcelain", "--untracked-files=all")
+	out, err := git(dest, append([]string{"status", "--porcelain", "--untracked-files=all", "--"}, runFilePathspecs...)...)
 	return out != "", err
 }
 
@@ -464,10 +529,10 @@ func commit(dest, msg string) (string, error) {
 	if err := ensureRepo(dest); err != nil {
 		return "", err
 	}
-	if _, err := git(dest, "add", "-A", "."); err != nil {
+	if _, err := git(dest, append([]string{"add", "-A", "--"}, runFilePathspecs...)...); err != nil {
 		return "", err
 	}
-	if out, err := git(dest, "status", "--porcelain"); err != nil || out == "" {
+	if out, err := git(dest, append([]string{"status", "--porcelain", "--"}, runFilePathspecs...)...); err != nil || out == "" {
 		return "", err
 	}
 	args := []string{}

@@ -278,3 +278,65 @@ func tree(t *testing.T, dir string) string {
 	})
 	return b.String()
 }
+
+// The files the playbook runs leave (ansible.cfg, ansible.log and its
+// rotations, ansible-ssh/, the command) stay through a re-render, whether
+// it changes the tree or not, count as no change and are never committed;
+// an interrupted swap gives them back.
+func TestSyncKeepsRunFiles(t *testing.T) {
+	dest := filepath.Join(t.TempDir(), "overcloud")
+	d := syntheticStack("overcloud", 1, 1)
+	r := mustRender(t, d, Options{})
+	if _, err := Sync(dest, r, SyncOptions{Commit: true, Message: "m1"}); err != nil {
+		t.Fatal(err)
+	}
+	run := map[string]string{AnsibleCfgFile: "[defaults]\n", AnsibleLogFile: "log\n",
+		AnsibleLogFile + "-2024-01-02T03:04:05": "old log\n", AnsibleCommandFile: "#!/bin/sh\n",
+		AnsibleSSHDir + "/cp": "socket stand-in\n"}
+	for n, c := range run {
+		os.MkdirAll(filepath.Dir(filepath.Join(dest, n)), 0o700)
+		if err := os.WriteFile(filepath.Join(dest, n), []byte(c), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		for n, c := range run {
+			if b, err := os.ReadFile(filepath.Join(dest, n)); err != nil || string(b) != c {
+				t.Errorf("%s: %s = %q %v", when, n, b, err)
+			}
+		}
+		files, _ := git(dest, "ls-files")
+		for _, f := range strings.Split(files, "\n") {
+			if IsRunFile(strings.SplitN(f, "/", 2)[0]) {
+				t.Errorf("%s: run file %s committed", when, f)
+			}
+		}
+	}
+	for _, checkMode := range []bool{true, false} {
+		res, err := Sync(dest, mustRender(t, d, Options{}), SyncOptions{Commit: true, CheckMode: checkMode, Message: "same"})
+		if err != nil || res.Changed || !res.Files.Empty() {
+			t.Fatalf("identical render (check %v) with run files: %+v %v", checkMode, res, err)
+		}
+	}
+	check("identical render")
+
+	tasks := asObject(asObject(d.Outputs.Value(OutRoleData)).Value("Compute")).Value("deploy_steps_tasks").([]any)
+	asObject(tasks[0]).Set("name", "renamed")
+	res, err := Sync(dest, mustRender(t, d, Options{}), SyncOptions{Commit: true, Message: "m2"})
+	if err != nil || !res.Changed || len(res.Files.Removed) != 0 {
+		t.Fatalf("changed render: %+v %v", res, err)
+	}
+	check("changed render")
+
+	// A swap interrupted after the run files moved into the new tree.
+	left := filepath.Join(filepath.Dir(dest), tempPrefix(dest)+"9")
+	os.MkdirAll(left, 0o700)
+	if err := os.Rename(filepath.Join(dest, AnsibleLogFile), filepath.Join(left, AnsibleLogFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Sync(dest, mustRender(t, d, Options{}), SyncOptions{Commit: true, Message: "m3"}); err != nil {
+		t.Fatal(err)
+	}
+	check("recovery")
+}

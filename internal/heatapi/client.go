@@ -589,6 +589,23 @@ func (c *Client) GetResource(ctx context.Context, ref StackRef, name string) (*R
 	return &body.Resource, nil
 }
 
+// GetResourceAttrs returns one resource with the given attributes resolved
+// (GET .../resources/{name}?with_attr=A&with_attr=B): e.g. a ResourceGroup's
+// refs_map, removed_rsrc_list or a list attribute of its members.
+func (c *Client) GetResourceAttrs(ctx context.Context, ref StackRef, name string, attrs ...string) (*Resource, error) {
+	q := url.Values{}
+	for _, a := range attrs {
+		q.Add("with_attr", a)
+	}
+	var body struct {
+		Resource Resource `json:"resource"`
+	}
+	if _, err := c.do(ctx, "GET", c.url(ref.path("resources", url.PathEscape(name)), q), nil, &body, 200); err != nil {
+		return nil, err
+	}
+	return &body.Resource, nil
+}
+
 // Event is a stack event.
 type Event struct {
 	ID           string `json:"id"`

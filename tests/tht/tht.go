@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/passwords"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/workdir"
 )
 
 // Defaults.
@@ -223,7 +225,7 @@ func Generate(o Options) (*Workload, error) {
 	}
 	w := &Workload{StackName: o.StackName, WorkDir: o.WorkDir, TimeoutMins: TimeoutMins,
 		THTSource: thtSrc.path, TripleoCommonSource: commonSrc.path,
-		PasswordsFile: filepath.Join(o.WorkDir, passwordsFile(o.StackName))}
+		PasswordsFile: passwordsPath(o.WorkDir, o.StackName)}
 
 	start := time.Now()
 	rendered, hit, err := renderTHT(root, thtSrc)
@@ -383,11 +385,15 @@ func writeEnvironments(w *Workload, o Options, counts map[string]int, root strin
 	// _update_parameters.
 	params["RootStackName"] = o.StackName
 	params["DeployIdentifier"] = o.DeployIdentifier
-	passwords, err := loadOrGeneratePasswords(w.PasswordsFile, common.PasswordNames)
+	// v1/overcloud_deploy.py _update_parameters: the passwords of the
+	// working dir's passwords file, the missing ones generated, as the
+	// product's own generator does (internal/passwords) for the names of
+	// this tripleo-common source.
+	pw, err := passwords.Ensure(w.PasswordsFile, common.PasswordNames)
 	if err != nil {
 		return err
 	}
-	for k, v := range passwords {
+	for k, v := range pw.Values {
 		params[k] = v
 	}
 	params["UndercloudHostsEntries"] = []string{undercloudHostsEntry}
@@ -417,4 +423,12 @@ func validStackName(n string) error {
 		}
 	}
 	return nil
+}
+
+// passwordsPath is the working dir's passwords file, named as
+// internal/workdir names it (tripleoclient's <stack>-passwords.yaml); the
+// stack name was validated by Generate.
+func passwordsPath(dir, stack string) string {
+	l, _ := workdir.New(dir, stack)
+	return l.Passwords()
 }

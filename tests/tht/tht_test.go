@@ -20,6 +20,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/passwords"
 )
 
 // reference returns the THT and tripleo-common sources the tests use
@@ -192,6 +194,24 @@ func TestPasswordNamesAreTripleoCommons(t *testing.T) {
 	}
 	if st, err := os.Stat(w.WorkDir); err != nil || st.Mode().Perm() != 0o700 {
 		t.Errorf("work dir %s: mode %v, want 0700", w.WorkDir, st.Mode().Perm())
+	}
+}
+
+// TestProductPasswordNamesAreWallabys: the product's own list
+// (internal/passwords.Names, used by the deploy playbook through
+// overcloud_workdir) is the reference stable/wallaby tripleo-common's
+// PASSWORD_PARAMETER_NAMES, in its order.
+func TestProductPasswordNamesAreWallabys(t *testing.T) {
+	ref, err := ReferenceDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(ref, TripleoCommonTarball)
+	if _, err := os.Stat(src); err != nil {
+		t.Fatalf("the stable/wallaby tripleo-common tarball is needed (see ../shared/reference/README.md): %v", err)
+	}
+	if got, want := passwords.Names, passwordNamesFromSource(t, src); !reflect.DeepEqual(got, want) {
+		t.Errorf("internal/passwords.Names:\n got %v\nwant %v (tripleo_common/constants.py of %s)", got, want, src)
 	}
 }
 

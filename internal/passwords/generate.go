@@ -1,4 +1,4 @@
-package tht
+package passwords
 
 import (
 	"bytes"
@@ -12,13 +12,8 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
-	"os"
 	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
-
-	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 )
 
 // Password kinds and lengths follow tripleo-common
@@ -29,7 +24,9 @@ const minPasswordSize = 25 // _MIN_PASSWORD_SIZE
 // keystoneFernetRepo is passwords.py's KEYSTONE_FERNET_REPO.
 const keystoneFernetRepo = "/etc/keystone/fernet-keys/"
 
-func generatePassword(name string) (any, error) {
+// Generate returns a new value for the password parameter name, of the
+// kind tripleo-common generates for it.
+func Generate(name string) (any, error) {
 	switch {
 	case name == "CephClientKey" || name == "CephManilaClientKey" || name == "CephRgwKey":
 		return cephxKey()
@@ -180,53 +177,4 @@ func mpint(n *big.Int) []byte {
 		b = append([]byte{0}, b...)
 	}
 	return b
-}
-
-// passwordsFile is python-tripleoclient's tripleoclient/constants.py
-// PASSWORDS_ENV_FORMAT ('{}-passwords.yaml') in the working directory.
-func passwordsFile(stack string) string { return stack + "-passwords.yaml" }
-
-// loadOrGeneratePasswords reads path ({parameter_defaults: {...}}, as
-// v1/overcloud_deploy.py _update_parameters saves it) and keeps every
-// password it has (generate_passwords keeps the stack environment's, no
-// rotation); the names it lacks are generated, and only the names given are
-// kept (the file tripleoclient saves holds exactly generate_passwords'
-// result). The file is written back, mode 0600, when that changes it.
-func loadOrGeneratePasswords(path string, names []string) (map[string]any, error) {
-	var existing struct {
-		ParameterDefaults map[string]any `yaml:"parameter_defaults"`
-	}
-	b, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		if err := yaml.Unmarshal(b, &existing); err != nil {
-			return nil, fmt.Errorf("passwords file %s: %w (remove it to generate new passwords)", path, err)
-		}
-	case os.IsNotExist(err):
-	default:
-		return nil, fmt.Errorf("passwords file: %w", err)
-	}
-	out := map[string]any{}
-	for _, n := range names {
-		if v, ok := existing.ParameterDefaults[n]; ok {
-			out[n] = v
-			continue
-		}
-		v, err := generatePassword(n)
-		if err != nil {
-			return nil, fmt.Errorf("generating %s: %w", n, err)
-		}
-		out[n] = v
-	}
-	data, err := yaml.Marshal(map[string]any{"parameter_defaults": out})
-	if err != nil {
-		return nil, err
-	}
-	if fsutil.SameContent(path, data, fsutil.SecretFileMode) {
-		return out, nil
-	}
-	if err := fsutil.WriteFileAtomic(path, data, fsutil.SecretFileMode); err != nil {
-		return nil, err
-	}
-	return out, nil
 }

@@ -1,0 +1,140 @@
+package workdir
+
+import (
+	"archive/tar"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dsnet/compress/bzip2"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
+)
+
+// ArchiveResult says what an archive holds.
+type ArchiveResult struct {
+	Path    string
+	Entries int
+	Bytes   int64
+	// Left are the entries left out: dumps, earlier archives, the live
+	// database and what is not a regular file or directory.
+	Left []string
+}
+
+// excluded reports whether the archive leaves rel (slash-separated, relative
+// to the working dir) out, and why.
+func (l Layout) excluded(rel string, d fs.DirEntry) string {
+	base := d.Name()
+	switch {
+	case strings.HasSuffix(base, ".bzip2"):
+		// tripleoclient's tar_filter: earlier archives and its own dumps.
+		return "archive or tripleoclient dump"
+	case strings.HasPrefix(rel, HeatLauncherDir+"/") && (strings.HasPrefix(base, dumps.Prefix) || strings.HasPrefix(base, dumps.TripleOPrefix)):
+		return "database dump"
+	case rel == HeatLauncherDir+"/"+heatdir.SQLiteFile || strings.HasPrefix(rel, HeatLauncherDir+"/"+heatdir.SQLiteFile+"-"):
+		return "live database"
+	case rel == HeatLauncherDir+"/"+heatdir.MariaDBDir:
+		return "live database"
+	case rel == HeatLauncherDir+"/"+heatdir.LockFile:
+		return "lock"
+	case !d.IsDir() && !d.Type().IsRegular():
+		return "not a regular file"
+	}
+	return ""
+}
+
+// WriteArchive writes <stack>-install-<UTC time>.tar.bzip2 in the working
+// dir, as tripleoclient's utils.archive_deploy_artifacts does at the end of
+// every deploy: the working dir, its paths relative to it, without earlier
+// archives (tripleoclient leaves out every *.bzip2, which holds its Heat
+// dumps too) and without our database dumps and live database. The file is
+// written atomically, mode 0600 (it holds the passwords).
+func (l Layout) WriteArchive(now time.Time) (*ArchiveResult, error) {
+	res := &ArchiveResult{Path: l.Archive(now), Left: []string{}}
+	if _, err := os.Stat(res.Path); err == nil {
+		// One archive per second at most: the next second's name.
+		res.Path = l.Archive(now.Add(time.Second))
+	}
+	type entry struct {
+		rel  string
+		path string
+		info fs.FileInfo
+	}
+	var entries []entry
+	err := filepath.WalkDir(l.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == l.Dir {
+			return nil
+		}
+		rel, _ := filepath.Rel(l.Dir, p)
+		rel = filepath.ToSlash(rel)
+		if why := l.excluded(rel, d); why != "" {
+			res.Left = append(res.Left, rel+" ("+why+")")
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		entries = append(entries, entry{rel, p, info})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", l.Dir, err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].rel < entries[j].rel })
+	err = fsutil.WriteAtomic(res.Path, fsutil.SecretFileMode, func(w io.Writer) error {
+		bz, err := bzip2.NewWriter(w, &bzip2.WriterConfig{Level: bzip2.DefaultCompression})
+		if err != nil {
+			return err
+		}
+		tw := tar.NewWriter(bz)
+		for _, e := range entries {
+			hdr, err := tar.FileInfoHeader(e.info, "")
+			if err != nil {
+				return err
+			}
+			hdr.Name = e.rel
+			if e.info.IsDir() {
+				hdr.Name += "/"
+			}
+			hdr.Uname, hdr.Gname = "", ""
+			if err := tw.WriteHeader(hdr); err != nil {
+				return err
+			}
+			if e.info.Mode().IsRegular() {
+				f, err := os.Open(e.path)
+				if err != nil {
+					return err
+				}
+				n, err := io.CopyN(tw, f, e.info.Size())
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("archiving %s: %w", e.rel, err)
+				}
+				res.Bytes += n
+			}
+			res.Entries++
+		}
+		if err := tw.Close(); err != nil {
+			return err
+		}
+		return bz.Close()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("writing the deploy archive: %w", err)
+	}
+	return res, nil
+}

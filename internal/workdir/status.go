@@ -1,0 +1,78 @@
+package workdir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+)
+
+// The deployment statuses python-tripleoclient writes (v1/overcloud_deploy.py
+// and workflows/deployment.py set_deployment_status): DEPLOYING when a
+// deploy starts, DEPLOY_SUCCESS or DEPLOY_FAILED when it ends.
+const (
+	StatusDeploying = "DEPLOYING"
+	StatusSuccess   = "DEPLOY_SUCCESS"
+	StatusFailed    = "DEPLOY_FAILED"
+)
+
+// Statuses lists them (the module's choices).
+var Statuses = []string{StatusDeploying, StatusSuccess, StatusFailed}
+
+// Status is the content of <stack>-deployment_status.yaml. tripleoclient
+// writes {deployment_status: STATUS} (utils.update_deployment_status) and
+// reads only that key (get_deployment_status); Phase is ours: the phase
+// the deploy is in, or was in when it failed.
+type Status struct {
+	Status string `yaml:"deployment_status"`
+	Phase  string `yaml:"deployment_phase,omitempty"`
+}
+
+// ReadStatus reads the status file; nil when there is none.
+func (l Layout) ReadStatus() (*Status, error) {
+	b, err := os.ReadFile(l.Status())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the deployment status: %w", err)
+	}
+	var s Status
+	if err := yaml.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("deployment status %s: %w", l.Status(), err)
+	}
+	return &s, nil
+}
+
+// WriteStatus writes the status file (mode 0600, atomically) and reports
+// whether it changed. In check mode nothing is written.
+func (l Layout) WriteStatus(s Status, check bool) (bool, error) {
+	ok := false
+	for _, v := range Statuses {
+		ok = ok || v == s.Status
+	}
+	if !ok {
+		return false, fmt.Errorf("deployment status %q is not one of %v", s.Status, Statuses)
+	}
+	b, err := yaml.Marshal(s)
+	if err != nil {
+		return false, err
+	}
+	if fsutil.SameContent(l.Status(), b, fsutil.SecretFileMode) {
+		return false, nil
+	}
+	if check {
+		return true, nil
+	}
+	if _, err := fsutil.EnsurePrivateDir(l.Dir); err != nil {
+		return false, err
+	}
+	if err := fsutil.WriteFileAtomic(l.Status(), b, fsutil.SecretFileMode); err != nil {
+		return false, fmt.Errorf("writing the deployment status: %w", err)
+	}
+	return true, nil
+}

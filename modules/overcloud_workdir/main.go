@@ -1,0 +1,242 @@
+// Command overcloud_workdir is the Ansible module (and command-line tool)
+// that keeps a deployment's working directory the way python-tripleoclient
+// stable/wallaby keeps ~/overcloud-deploy/<stack>/: the passwords generated
+// once and reused, the deployment status, the stack's saved outputs,
+// environment and nodes, the export files and <stack>rc, the deploy archive,
+// and the scale-down environment that removes named nodes.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/passwords"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/workdir"
+)
+
+// The actions.
+const (
+	actPrepare   = "prepare"
+	actStatus    = "status"
+	actSave      = "save"
+	actExport    = "export"
+	actArchive   = "archive"
+	actScaleDown = "scale_down"
+)
+
+var spec = &module.Spec{
+	Name:  "overcloud_workdir",
+	Short: "keep a deployment's working directory as tripleoclient does (passwords, status, outputs, export, rc, archive, scale-down)",
+	Params: []module.Param{
+		{Name: "work_dir", Type: module.Path, Required: true, Help: "the working directory, e.g. ~/overcloud-deploy/overcloud"},
+		{Name: "stack", Default: "overcloud", Help: "stack name"},
+		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown},
+			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down"},
+		{Name: "passwords", Type: module.Bool, Default: true, Help: "prepare: generate the passwords file once and reuse it"},
+		{Name: "status", Choices: workdir.Statuses, Help: "status: the deployment status to write"},
+		{Name: "phase", Help: "status: the phase the deploy is in (deployment_phase)"},
+		{Name: "hosts", Type: module.List, Help: "scale_down: the host names of the nodes to remove"},
+		{Name: "heat_dir", Type: module.Path, Help: "save: use the ephemeral Heat launched in this directory"},
+		{Name: "endpoint", Help: "save: no-auth Heat endpoint, e.g. http://127.0.0.1:8006/v1/admin"},
+		{Name: "cloud", Help: "save: clouds.yaml cloud of an existing Heat (Keystone password auth)"},
+	},
+}
+
+func run(ctx *module.Context) (module.Result, error) {
+	p := ctx.Params
+	l, err := workdir.New(p.Str("work_dir"), p.Str("stack"))
+	if err != nil {
+		return module.Result{"changed": false}, err
+	}
+	res := module.Result{"changed": false, "paths": l.Paths()}
+	for _, n := range []string{"status", "phase", "hosts", "heat_dir", "endpoint", "cloud"} {
+		if p.Given(n) && !allowed(p.Str("action"), n) {
+			return res, fmt.Errorf("parameter %q does not apply to action %s", n, p.Str("action"))
+		}
+	}
+	switch p.Str("action") {
+	case actPrepare:
+		return prepare(ctx, l, res)
+	case actStatus:
+		if !p.Given("status") {
+			return res, fmt.Errorf("action status needs status (one of %s)", strings.Join(workdir.Statuses, ", "))
+		}
+		s := workdir.Status{Status: p.Str("status"), Phase: p.Str("phase")}
+		changed, err := l.WriteStatus(s, ctx.CheckMode)
+		res["changed"], res["deployment_status"], res["deployment_phase"] = changed, s.Status, s.Phase
+		res["msg"] = fmt.Sprintf("%s: %s", l.Status(), s.Status)
+		return res, err
+	case actSave:
+		return save(ctx, l, res)
+	case actExport:
+		ex, err := l.WriteExport(ctx.CheckMode)
+		if err != nil {
+			return res, err
+		}
+		res["changed"], res["files"], res["skipped"] = ex.Changed, ex.Files, ex.Skipped
+		res["msg"] = exportMsg(ex)
+		return res, nil
+	case actArchive:
+		if ctx.CheckMode {
+			res["changed"], res["msg"] = true, "a deploy archive would be written in "+l.Dir
+			return res, nil
+		}
+		a, err := l.WriteArchive(time.Now())
+		if err != nil {
+			return res, err
+		}
+		res["changed"], res["archive"], res["entries"], res["bytes"], res["left_out"] = true, a.Path, a.Entries, a.Bytes, a.Left
+		res["msg"] = fmt.Sprintf("%s: %d entries, %d bytes of files (%d left out: dumps, archives, live database)", a.Path, a.Entries, a.Bytes, len(a.Left))
+		return res, nil
+	case actScaleDown:
+		return scaleDown(ctx, l, res)
+	}
+	return res, fmt.Errorf("unknown action %q", p.Str("action"))
+}
+
+// allowed says which optional parameters an action takes.
+func allowed(action, param string) bool {
+	switch param {
+	case "status", "phase":
+		return action == actStatus
+	case "hosts":
+		return action == actScaleDown
+	case "heat_dir", "endpoint", "cloud":
+		return action == actSave
+	}
+	return true
+}
+
+func prepare(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {
+	pr, err := l.Prepare(ctx.Params.Bool("passwords"), passwords.Names, ctx.CheckMode)
+	if err != nil {
+		return res, err
+	}
+	res["changed"] = pr.Changed
+	res["environment_files_before"] = pr.EnvironmentsBefore
+	res["environment_files_after"] = pr.EnvironmentsAfter
+	res["temp_dir"] = pr.TempDir
+	msgs := []string{}
+	if s := pr.Passwords; s != nil {
+		res["passwords_generated"], res["passwords_kept"], res["passwords_dropped"] = s.Generated, len(s.Kept), s.Dropped
+		switch {
+		case ctx.CheckMode && s.Changed:
+			msgs = append(msgs, fmt.Sprintf("%d password(s) would be generated into %s (in %s for this check)", len(s.Generated), l.Passwords(), pr.TempDir))
+		case s.Changed:
+			msgs = append(msgs, fmt.Sprintf("%s: %d password(s) generated, %d kept", l.Passwords(), len(s.Generated), len(s.Kept)))
+		default:
+			msgs = append(msgs, fmt.Sprintf("%s: %d passwords kept", l.Passwords(), len(s.Kept)))
+		}
+		if len(s.Dropped) > 0 {
+			ctx.Warn("the passwords file had parameters tripleo-common stable/wallaby does not generate; they are left out, as tripleoclient does: %s", strings.Join(s.Dropped, ", "))
+		}
+	}
+	if len(pr.EnvironmentsAfter) > 0 {
+		msgs = append(msgs, "the scale-down environment "+l.ScaleDown()+" is included")
+	}
+	if len(msgs) == 0 {
+		msgs = append(msgs, "nothing to prepare")
+	}
+	res["msg"] = strings.Join(msgs, "; ")
+	return res, nil
+}
+
+func save(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {
+	p := ctx.Params
+	given := 0
+	for _, n := range []string{"heat_dir", "endpoint", "cloud"} {
+		if p.Given(n) {
+			given++
+		}
+	}
+	if given != 1 {
+		return res, fmt.Errorf("action save reads the stack from Heat: give exactly one of heat_dir, endpoint, cloud")
+	}
+	bg := context.Background()
+	c, err := heatapi.Connect(bg, p.Str("heat_dir"), p.Str("endpoint"), p.Str("cloud"), ctx.AddSecret)
+	if err != nil {
+		return res, err
+	}
+	s, err := l.Save(bg, c, ctx.CheckMode)
+	if err != nil {
+		return res, err
+	}
+	for _, w := range s.Warnings {
+		ctx.Warn("%s", w)
+	}
+	groups := []any{}
+	for _, g := range s.Nodes.Groups {
+		members := []any{}
+		for _, m := range g.Members {
+			members = append(members, map[string]any{"index": m.Index, "hostname": m.Hostname})
+		}
+		groups = append(groups, map[string]any{"resource": g.Resource, "role": g.Role, "count_parameter": g.CountParameter,
+			"removal_policies_parameter": g.RemovalPoliciesParameter, "removed": g.Removed, "members": members})
+	}
+	res["changed"], res["files"], res["missing_outputs"], res["node_groups"], res["stack_id"] = s.Changed, s.Files, s.Missing, groups, s.StackID
+	res["msg"] = fmt.Sprintf("saved %d file(s) of stack %s (%d node group(s))", len(s.Files), l.Stack, len(groups))
+	if ctx.CheckMode {
+		res["msg"] = fmt.Sprintf("%d file(s) of stack %s would be saved", len(s.Files), l.Stack)
+	}
+	return res, nil
+}
+
+func exportMsg(ex *workdir.Export) string {
+	msg := fmt.Sprintf("%d file(s) written", len(ex.Files))
+	if len(ex.Skipped) > 0 {
+		var s []string
+		for k, v := range ex.Skipped {
+			s = append(s, k+": "+v)
+		}
+		sort.Strings(s)
+		msg += "; left out: " + strings.Join(s, "; ")
+	}
+	return msg
+}
+
+func scaleDown(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {
+	plan, err := l.PlanScaleDown(ctx.Params.Strings("hosts"))
+	if err != nil {
+		return res, err
+	}
+	removals := func(rs []workdir.Removal) []any {
+		out := []any{}
+		for _, r := range rs {
+			out = append(out, map[string]any{"hostname": r.Hostname, "role": r.Role, "resource": r.Resource, "index": r.Index})
+		}
+		return out
+	}
+	res["remove"], res["already_removed"], res["counts"], res["limit"] = removals(plan.Remove), removals(plan.Already), plan.Counts, plan.Limit()
+	res["environment"] = l.ScaleDown()
+	res["parameter_defaults"] = plan.Parameters
+	res["changed"] = plan.Changed
+	if ctx.Diff && plan.Changed {
+		before, _ := os.ReadFile(l.ScaleDown())
+		res["diff"] = map[string]any{"before": string(before), "after": string(plan.Content),
+			"before_header": l.ScaleDown(), "after_header": l.ScaleDown()}
+	}
+	lines := []string{}
+	for _, r := range plan.Remove {
+		lines = append(lines, fmt.Sprintf("%s (%s index %s)", r.Hostname, r.Role, r.Index))
+	}
+	switch {
+	case len(plan.Remove) == 0:
+		res["msg"] = "nothing to remove: every node named was removed by an earlier scale-down"
+	case ctx.CheckMode:
+		res["msg"] = "would remove " + strings.Join(lines, ", ") + " and write " + l.ScaleDown()
+	default:
+		if err := l.WriteScaleDown(plan); err != nil {
+			return res, err
+		}
+		res["msg"] = "removed " + strings.Join(lines, ", ") + ": " + l.ScaleDown() + " is included by every later deploy"
+	}
+	return res, nil
+}
+
+func main() { module.Main(spec, run) }
