@@ -19,7 +19,8 @@ import (
 )
 
 // modules are the collection's modules; TestMain builds each binary.
-var modules = []string{"ephemeral_heat_launch", "heat_stack", "heat_db_dump", "config_download", "overcloud_precheck"}
+var modules = []string{"ephemeral_heat_launch", "heat_stack", "heat_db_dump", "config_download", "overcloud_precheck",
+	"overcloud_playbook", "overcloud_workdir"}
 
 // binDir holds the binaries built from this checkout.
 var binDir string

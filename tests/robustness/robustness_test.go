@@ -39,6 +39,8 @@ func bases(s *sandbox) map[string]map[string]any {
 		"heat_db_dump":          {"heat_dir": s.path("hd")},
 		"config_download":       {"stack": "overcloud", "dest": s.path("cd"), "heat_dir": s.path("hd")},
 		"overcloud_precheck":    {"environment_files": []any{s.path("env.yaml")}},
+		"overcloud_playbook":    {"dir": s.path("cd")},
+		"overcloud_workdir":     {"work_dir": s.path("wd"), "action": "status"},
 	}
 }
 
