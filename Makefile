@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-MODULES      := ephemeral_heat_launch heat_stack heat_db_dump overcloud_precheck config_download overcloud_workdir overcloud_playbook
+MODULES      := ephemeral_heat_launch heat_stack heat_db_dump overcloud_precheck config_download overcloud_playbook overcloud_workdir
 GOARCH       ?= amd64
 GO           ?= go
 space        := $(empty) $(empty)

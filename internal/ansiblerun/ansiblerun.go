@@ -47,8 +47,8 @@ type Options struct {
 	// Limit, Tags and SkipTags become --limit, --tags and --skip-tags.
 	Limit          string
 	Tags, SkipTags []string
-	// Check runs the playbook with --check.
-	Check bool
+	// Check runs the playbook with --check, Diff with --diff.
+	Check, Diff bool
 	// ExtraVars are passed as one -e JSON document.
 	ExtraVars map[string]any
 	// AnsibleCfg is an ansible.cfg to use instead of writing ours
@@ -174,6 +174,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if o.Check {
 		args = append(args, "--check")
+	}
+	if o.Diff {
+		args = append(args, "--diff")
 	}
 	if len(o.ExtraVars) > 0 {
 		b, err := json.Marshal(o.ExtraVars)

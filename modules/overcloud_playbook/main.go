@@ -54,6 +54,7 @@ func run(ctx *module.Context) (module.Result, error) {
 		IgnoreUnreachable: p.Bool("ignore_unreachable"),
 		Timeout:           time.Duration(p.Int("timeout")) * time.Minute,
 		Check:             ctx.CheckMode,
+		Diff:              ctx.Diff,
 	}
 	if p.Int("timeout") < 0 {
 		return module.Result{"changed": false}, fmt.Errorf("timeout is %d: give minutes >= 0", p.Int("timeout"))

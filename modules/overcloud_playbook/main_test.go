@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
+)
+
+// project writes a config-download-like directory: an inventory of two
+// local hosts and the playbooks the cases run.
+func project(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"tripleo-ansible-inventory.yaml": "allovercloud:\n  hosts:\n    node-0: {ansible_connection: local, ansible_python_interpreter: /usr/bin/python3}\n" +
+			"    node-1: {ansible_connection: local, ansible_python_interpreter: /usr/bin/python3}\n",
+		"ok.yaml": `- hosts: allovercloud
+  gather_facts: false
+  tasks:
+    - name: Step one
+      ansible.builtin.command: "true"
+      tags: [one]
+    - name: Step two
+      ansible.builtin.command: "true"
+      tags: [two]
+`,
+		"fail.yaml": `- hosts: allovercloud
+  gather_facts: false
+  tasks:
+    - name: Break on node-1
+      ansible.builtin.command: sh -c 'echo the disk is full >&2; exit 3'
+      when: inventory_hostname == 'node-1'
+`,
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// call runs the module as Ansible does (an arguments file) and returns its
+// result.
+func call(t *testing.T, args map[string]any) map[string]any {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	f := filepath.Join(t.TempDir(), "args")
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	module.Run(spec, run, []string{f}, &out, &errb)
+	var res map[string]any
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("result %q: %v (stderr %s)", out.String(), err, errb.String())
+	}
+	return res
+}
+
+func strs(v any) []string {
+	var out []string
+	l, _ := v.([]any)
+	for _, e := range l {
+		s, _ := e.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestRun(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/ansible-playbook"); err != nil {
+		t.Fatal("ansible-playbook is missing: make deps (apt-get install ansible-core)")
+	}
+	tests := []struct {
+		name         string
+		args         map[string]any
+		failed       bool // the task fails
+		playbook     bool // failed_playbook
+		msg          []string
+		logHas       []string
+		logHasNot    []string
+		hosts        []string
+		dirUntouched bool // check mode: nothing written into dir
+		// in (and not in) the command line run
+		command, commandNot []string
+	}{
+		{name: "ok", args: map[string]any{"playbook": "ok.yaml", "become": false},
+			msg: []string{"ok.yaml: ok on 2 host(s); log: "}, logHas: []string{"Step one", "Step two"}, hosts: []string{"node-0", "node-1"}},
+		{name: "limit and tags reach the playbook", args: map[string]any{"playbook": "ok.yaml", "become": false, "limit": "node-1", "tags": []string{"two"}},
+			command: []string{"--limit node-1", "--tags two"}, commandNot: []string{"--check", "--diff"},
+			logHas: []string{"Step two"}, logHasNot: []string{"Step one", "node-0"}, hosts: []string{"node-1"}},
+		{name: "skip_tags", args: map[string]any{"playbook": "ok.yaml", "become": false, "skip_tags": "one"},
+			logHas: []string{"Step two"}, logHasNot: []string{"Step one"}, hosts: []string{"node-0", "node-1"}},
+		{name: "a failure is summed up", args: map[string]any{"playbook": "fail.yaml", "become": false},
+			failed: true, playbook: true,
+			msg:    []string{"fail.yaml failed (ansible-playbook exit code 2) on 1 host(s); log: ", `node-1: task "Break on node-1" failed`, "rc 3", "the disk is full", "ansible-playbook-command.sh"},
+			logHas: []string{"the disk is full"}, hosts: []string{"node-0", "node-1"}},
+		{name: "fail_on_error false reports it", args: map[string]any{"playbook": "fail.yaml", "become": false, "fail_on_error": false},
+			playbook: true, msg: []string{"node-1: task"}},
+		{name: "check mode leaves dir alone, diff mode passes --diff", args: map[string]any{"playbook": "ok.yaml", "become": false, "_ansible_check_mode": true, "_ansible_diff": true},
+			command: []string{"--check", "--diff"},
+			logHas:  []string{"Step one"}, hosts: []string{"node-0", "node-1"}, dirUntouched: true},
+		{name: "a missing playbook is a clear error", args: map[string]any{"playbook": "nope.yaml"},
+			failed: true, msg: []string{"nope.yaml", "is nope.yaml rendered?"}},
+		{name: "negative timeout refused", args: map[string]any{"playbook": "ok.yaml", "timeout": -1},
+			failed: true, msg: []string{"timeout is -1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := project(t)
+			args := map[string]any{"dir": dir}
+			for k, v := range tc.args {
+				args[k] = v
+			}
+			res := call(t, args)
+			if got := res["failed"] == true; got != tc.failed {
+				t.Fatalf("failed=%v, want %v: %v", got, tc.failed, res["msg"])
+			}
+			if got := res["failed_playbook"] == true; got != tc.playbook {
+				t.Errorf("failed_playbook=%v, want %v", got, tc.playbook)
+			}
+			msg, _ := res["msg"].(string)
+			for _, w := range tc.msg {
+				if !strings.Contains(msg, w) {
+					t.Errorf("msg lacks %q:\n%s", w, msg)
+				}
+			}
+			if tc.playbook && len(strs(res["summary"])) < 3 {
+				t.Errorf("summary %v", res["summary"])
+			}
+			if tc.hosts != nil && strings.Join(strs(res["hosts"]), ",") != strings.Join(tc.hosts, ",") {
+				t.Errorf("hosts %v, want %v", res["hosts"], tc.hosts)
+			}
+			cmdline := strings.Join(strs(res["command"]), " ")
+			for _, w := range tc.command {
+				if !strings.Contains(cmdline, w) {
+					t.Errorf("command %q lacks %q", cmdline, w)
+				}
+			}
+			for _, w := range tc.commandNot {
+				if strings.Contains(cmdline, w) {
+					t.Errorf("command %q has %q", cmdline, w)
+				}
+			}
+			log, _ := res["log"].(string)
+			if len(tc.logHas)+len(tc.logHasNot) > 0 {
+				b, err := os.ReadFile(log)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st, _ := os.Stat(log)
+				if st.Mode().Perm() != 0o600 {
+					t.Errorf("log mode %v", st.Mode().Perm())
+				}
+				for _, w := range tc.logHas {
+					if !strings.Contains(string(b), w) {
+						t.Errorf("log lacks %q", w)
+					}
+				}
+				for _, w := range tc.logHasNot {
+					if strings.Contains(string(b), w) {
+						t.Errorf("log has %q", w)
+					}
+				}
+			}
+			inDir := filepath.Dir(log) == dir
+			if tc.dirUntouched {
+				if inDir {
+					t.Errorf("check mode logged into dir: %s", log)
+				}
+				for _, n := range []string{"ansible.cfg", "ansible.log", "ansible-playbook-command.sh"} {
+					if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+						t.Errorf("check mode wrote %s into dir", n)
+					}
+				}
+				if ld, _ := res["log_dir"].(string); strings.HasPrefix(ld, os.TempDir()) {
+					os.RemoveAll(ld)
+				}
+			} else if log != "" && !inDir {
+				t.Errorf("log %s not in dir %s", log, dir)
+			}
+		})
+	}
+}
+
+func TestDocumentationMatchesSpec(t *testing.T) {
+	if err := module.CheckSidecar(spec, "../../collection/plugins/modules/overcloud_playbook.yml"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
+)
+
+func TestDocumentationMatchesSpec(t *testing.T) {
+	if err := module.CheckSidecar(spec, "../../collection/plugins/modules/overcloud_workdir.yml"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// call runs the module as Ansible does (an arguments file).
+func call(t *testing.T, args map[string]any) map[string]any {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	f := filepath.Join(t.TempDir(), "args")
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	module.Run(spec, run, []string{f}, &out, &errb)
+	var res map[string]any
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("result %q: %v", out.String(), err)
+	}
+	return res
+}
+
+// files lists the files under dir with their modes.
+func files(t *testing.T, dir string) map[string]os.FileMode {
+	t.Helper()
+	out := map[string]os.FileMode{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			st, _ := d.Info()
+			rel, _ := filepath.Rel(dir, p)
+			out[rel] = st.Mode().Perm()
+		}
+		return nil
+	})
+	return out
+}
+
+// Each action, as the deploy playbook calls it, in order on one working
+// dir; check mode writes nothing; names and modes are tripleoclient's
+// (internal/workdir's tests cite them).
+func TestActions(t *testing.T) {
+	wd := filepath.Join(t.TempDir(), "overcloud-deploy", "overcloud")
+	tests := []struct {
+		name    string
+		args    map[string]any
+		failed  bool
+		changed bool
+		msg     string
+		// files the working dir holds afterwards (name: mode)
+		want map[string]os.FileMode
+		// a result key and its expected value (as JSON)
+		key, val string
+	}{
+		{name: "prepare in check mode writes nothing", args: map[string]any{"action": "prepare", "_ansible_check_mode": true},
+			changed: true, msg: "would be generated", want: map[string]os.FileMode{}},
+		{name: "prepare generates the passwords", args: map[string]any{"action": "prepare"},
+			changed: true, msg: "password(s) generated", want: map[string]os.FileMode{"overcloud-passwords.yaml": 0o600},
+			key: "environment_files_before", val: `["` + wd + `/overcloud-passwords.yaml"]`},
+		{name: "prepare again reuses them", args: map[string]any{"action": "prepare"},
+			changed: false, msg: "passwords kept", want: map[string]os.FileMode{"overcloud-passwords.yaml": 0o600}},
+		{name: "status in check mode", args: map[string]any{"action": "status", "status": "DEPLOYING", "phase": "stack", "_ansible_check_mode": true},
+			changed: true, want: map[string]os.FileMode{"overcloud-passwords.yaml": 0o600}},
+		{name: "status", args: map[string]any{"action": "status", "status": "DEPLOYING", "phase": "stack"},
+			changed: true, msg: "overcloud-deployment_status.yaml: DEPLOYING",
+			want: map[string]os.FileMode{"overcloud-passwords.yaml": 0o600, "overcloud-deployment_status.yaml": 0o600}},
+		{name: "status unchanged", args: map[string]any{"action": "status", "status": "DEPLOYING", "phase": "stack"}, changed: false},
+		{name: "status needs status", args: map[string]any{"action": "status"}, failed: true, msg: "action status needs status"},
+		{name: "hosts do not apply to status", args: map[string]any{"action": "status", "status": "DEPLOYING", "hosts": []string{"a"}},
+			failed: true, msg: `parameter "hosts" does not apply to action status`},
+		{name: "save needs one source", args: map[string]any{"action": "save"}, failed: true, msg: "give exactly one of heat_dir, endpoint, cloud"},
+		{name: "export without saved outputs", args: map[string]any{"action": "export"},
+			changed: true, msg: "left out",
+			want: map[string]os.FileMode{"overcloud-passwords.yaml": 0o600, "overcloud-deployment_status.yaml": 0o600,
+				"overcloud-export.yaml": 0o600, "overcloud-cell-export.yaml": 0o600}},
+		{name: "archive in check mode", args: map[string]any{"action": "archive", "_ansible_check_mode": true},
+			changed: true, msg: "would be written",
+			want: map[string]os.FileMode{"overcloud-passwords.yaml": 0o600, "overcloud-deployment_status.yaml": 0o600,
+				"overcloud-export.yaml": 0o600, "overcloud-cell-export.yaml": 0o600}},
+		{name: "archive", args: map[string]any{"action": "archive"}, changed: true, msg: "entries"},
+		{name: "a stack name that cannot name files", args: map[string]any{"action": "prepare", "stack": "a/b"}, failed: true, msg: "cannot name files"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := map[string]any{"work_dir": wd}
+			for k, v := range tc.args {
+				args[k] = v
+			}
+			res := call(t, args)
+			msg, _ := res["msg"].(string)
+			if got := res["failed"] == true; got != tc.failed {
+				t.Fatalf("failed=%v, want %v: %s", got, tc.failed, msg)
+			}
+			if !tc.failed && res["changed"] != tc.changed {
+				t.Errorf("changed=%v, want %v (%s)", res["changed"], tc.changed, msg)
+			}
+			if !strings.Contains(msg, tc.msg) {
+				t.Errorf("msg %q lacks %q", msg, tc.msg)
+			}
+			if tc.want != nil {
+				got := files(t, wd)
+				if len(got) != len(tc.want) {
+					t.Errorf("files %v, want %v", got, tc.want)
+				}
+				for n, m := range tc.want {
+					if got[n] != m {
+						t.Errorf("%s: mode %v, want %v", n, got[n], m)
+					}
+				}
+			}
+			if tc.key != "" {
+				b, _ := json.Marshal(res[tc.key])
+				if string(b) != tc.val {
+					t.Errorf("%s = %s, want %s", tc.key, b, tc.val)
+				}
+			}
+			if tmp, _ := res["temp_dir"].(string); tmp != "" {
+				os.RemoveAll(tmp)
+			}
+		})
+	}
+	arch, _ := filepath.Glob(filepath.Join(wd, "overcloud-install-*.tar.bzip2"))
+	if len(arch) != 1 {
+		t.Fatalf("archives %v", arch)
+	}
+	if st, _ := os.Stat(arch[0]); st.Mode().Perm() != 0o600 {
+		t.Errorf("archive mode %v", st.Mode().Perm())
+	}
+}
+
+// A scale-down in diff mode returns the environment before and after; in
+// check mode it writes nothing.
+func TestScaleDownCheckAndDiff(t *testing.T) {
+	wd := filepath.Join(t.TempDir(), "w")
+	os.MkdirAll(filepath.Join(wd, "outputs"), 0o700)
+	nodes := "stack: overcloud\ngroups:\n  - resource: Compute\n    role: Compute\n    count_parameter: ComputeCount\n" +
+		"    removal_policies_parameter: ComputeRemovalPolicies\n    removed: []\n    members:\n" +
+		"      - {index: \"0\", hostname: overcloud-novacompute-0}\n      - {index: \"1\", hostname: overcloud-novacompute-1}\n"
+	if err := os.WriteFile(filepath.Join(wd, "outputs", "overcloud-nodes.yaml"), []byte(nodes), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		check, diff bool
+	}{{true, true}, {true, false}} {
+		res := call(t, map[string]any{"work_dir": wd, "action": "scale_down", "hosts": []string{"overcloud-novacompute-1"},
+			"_ansible_check_mode": tc.check, "_ansible_diff": tc.diff})
+		if res["failed"] == true || res["changed"] != true {
+			t.Fatalf("%+v", res)
+		}
+		d, has := res["diff"].(map[string]any)
+		if has != tc.diff {
+			t.Errorf("diff=%v: diff returned %v", tc.diff, has)
+		}
+		if has && !strings.Contains(d["after"].(string), "ComputeRemovalPolicies") {
+			t.Errorf("diff after %q", d["after"])
+		}
+		if _, err := os.Stat(filepath.Join(wd, "overcloud-scale-down.yaml")); err == nil {
+			t.Errorf("check mode wrote the scale-down environment")
+		}
+	}
+}
