@@ -272,7 +272,6 @@ func recapHosts(log string) []string {
 	return hosts
 }
 
-
 func tail(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	if len(lines) > n {
