@@ -44,6 +44,10 @@ type Group struct {
 	RemovalPoliciesParameter string `yaml:"removal_policies_parameter"`
 	// Removed is Heat's removed_rsrc_list: the member names skipped.
 	Removed []string `yaml:"removed"`
+	// RemovedMembers are the removed members whose hostnames an earlier
+	// nodes file knew (carried over by Save: Heat no longer has them), so
+	// that naming one again is recognised as done.
+	RemovedMembers []Member `yaml:"removed_members,omitempty"`
 	// Members are the members, in index order.
 	Members []Member `yaml:"members"`
 }

@@ -73,6 +73,9 @@ func (l Layout) Save(ctx context.Context, c *heatapi.Client, check bool) (*SaveR
 	}
 	files[l.AllOutputs()] = yamlOf(all)
 	files[l.Environment()] = yamlOf(plain(env))
+	if prev, err := l.ReadNodes(); err == nil {
+		carryRemovedMembers(prev, nodes)
+	}
 	files[l.Nodes()] = yamlOf(nodes)
 
 	paths := make([]string, 0, len(files))

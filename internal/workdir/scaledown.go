@@ -90,11 +90,20 @@ func (l Layout) PlanScaleDown(hosts []string) (*ScaleDownPlan, error) {
 			byName[strings.ToLower(m.Hostname)] = where{g, m}
 			known = append(known, m.Hostname)
 		}
+		// Removed before the last deploy: named again, nothing is done.
+		for _, m := range g.RemovedMembers {
+			if _, ok := byName[strings.ToLower(m.Hostname)]; !ok {
+				byName[strings.ToLower(m.Hostname)] = where{g, m}
+			}
+		}
 	}
 	removed := map[string]map[string]bool{} // group -> indices
 	for gi := range nodes.Groups {
 		g := &nodes.Groups[gi]
 		removed[g.Resource] = map[string]bool{}
+		for _, m := range g.RemovedMembers {
+			removed[g.Resource][m.Index] = true
+		}
 		if g.RemovalPoliciesParameter != "" {
 			for _, ix := range removalIndices(params[g.RemovalPoliciesParameter]) {
 				removed[g.Resource][ix] = true
@@ -238,4 +247,30 @@ func listOrNone(s []string) string {
 		return strings.Join(s[:20], ", ") + fmt.Sprintf(" and %d more", len(s)-20)
 	}
 	return strings.Join(s, ", ")
+}
+
+// carryRemovedMembers gives each group of cur the hostnames prev knew of
+// the members Heat now lists as removed (prev's members or removed
+// members of the same group).
+func carryRemovedMembers(prev, cur *Nodes) {
+	for gi := range cur.Groups {
+		g := &cur.Groups[gi]
+		if len(g.Removed) == 0 {
+			continue
+		}
+		names := map[string]string{}
+		for _, pg := range prev.Groups {
+			if pg.Resource != g.Resource {
+				continue
+			}
+			for _, m := range append(append([]Member{}, pg.RemovedMembers...), pg.Members...) {
+				names[m.Index] = m.Hostname
+			}
+		}
+		for _, ix := range g.Removed {
+			if h, ok := names[ix]; ok && h != "" {
+				g.RemovedMembers = append(g.RemovedMembers, Member{Index: ix, Hostname: h})
+			}
+		}
+	}
 }

@@ -337,3 +337,64 @@ func TestArchive(t *testing.T) {
 		t.Errorf("archived %v, want %v", names, want)
 	}
 }
+
+// After the deploy that applied a scale-down, the nodes file no longer
+// lists the removed node as a member; Save carries its hostname over, so
+// that naming it again is recognised as done (the scale-down playbook is
+// idempotent) and a further scale-down accumulates on it.
+func TestScaleDownAfterRedeploy(t *testing.T) {
+	l := nodesFixture(t)
+	p, err := l.PlanScaleDown([]string{"overcloud-novacompute-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WriteScaleDown(p); err != nil {
+		t.Fatal(err)
+	}
+	prev, err := l.ReadNodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What FindNodes reads from the redeployed stack: members 0 and 2,
+	// Heat's removed_rsrc_list ["1"].
+	cur := &Nodes{Stack: "overcloud", Groups: []Group{
+		{Resource: "Compute", Role: "Compute", CountParameter: "ComputeCount", RemovalPoliciesParameter: "ComputeRemovalPolicies",
+			Removed: []string{"1"}, Members: []Member{{"0", "overcloud-novacompute-0"}, {"2", "overcloud-novacompute-2"}}},
+		prev.Groups[1], prev.Groups[2],
+	}}
+	carryRemovedMembers(prev, cur)
+	if want := []Member{{"1", "overcloud-novacompute-1"}}; !reflect.DeepEqual(cur.Groups[0].RemovedMembers, want) {
+		t.Fatalf("removed members %v, want %v", cur.Groups[0].RemovedMembers, want)
+	}
+	if err := os.WriteFile(l.Nodes(), yamlOf(cur), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A later save carries it over again (from removed_members).
+	again := &Nodes{Stack: "overcloud", Groups: []Group{{Resource: "Compute", Removed: []string{"1"}}}}
+	carryRemovedMembers(cur, again)
+	if len(again.Groups[0].RemovedMembers) != 1 {
+		t.Fatalf("not carried over twice: %+v", again.Groups[0])
+	}
+
+	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-1"})
+	if err != nil || len(p.Remove) != 0 || len(p.Already) != 1 || p.Changed {
+		t.Fatalf("again after the redeploy: %+v %v", p, err)
+	}
+	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-2"})
+	if err != nil || len(p.Remove) != 1 || p.Counts["Compute"] != 1 {
+		t.Fatalf("next one: %+v %v", p, err)
+	}
+	if err := l.WriteScaleDown(p); err != nil {
+		t.Fatal(err)
+	}
+	if pd := scaleDownEnv(t, l); pd["ComputeCount"] != 1 || !reflect.DeepEqual(pd["ComputeRemovalPolicies"], []any{map[string]any{"resource_list": []any{1, 2}}}) {
+		t.Fatalf("accumulated environment %v", pd)
+	}
+	// Without the environment (removed by hand), the removed member still
+	// counts as removed: the count cannot go below zero.
+	os.Remove(l.ScaleDown())
+	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-0", "overcloud-novacompute-2"})
+	if err != nil || p.Counts["Compute"] != 0 {
+		t.Fatalf("to zero without the environment: %+v %v", p, err)
+	}
+}
