@@ -84,6 +84,8 @@ type step struct {
 //	create        CREATE_COMPLETE, resources/stacks/outputs as measured
 //	outputs       read-only
 //	rerun         identical inputs: changed=false, no UPDATE event
+//	skip-digest   the deploy playbook's skip digest (digest_only): equal cold
+//	              and cached, changed by a deep edit (reverted); no Heat
 //	parameter     check mode sees CloudName (no update), then applies it
 //	rerun-param   identical re-run after it
 //	deep-edit     check mode sees an edited service template named only by
@@ -99,6 +101,7 @@ var steps = []step{
 	{"create", stepCreate},
 	{"outputs", stepOutputs},
 	{"rerun", stepRerun},
+	{"skip-digest", stepSkipDigest},
 	{"parameter", stepParameter},
 	{"rerun-param", stepRerun},
 	{"deep-edit", stepDeepEdit},
