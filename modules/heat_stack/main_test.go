@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,21 +24,10 @@ func TestDocumentationMatchesSpec(t *testing.T) {
 	}
 }
 
-// runModule runs the module as Ansible does (an args file) and returns its JSON result.
+// runModule runs the module as Ansible does (an arguments file) and returns its result.
 func runModule(t *testing.T, args map[string]any) map[string]any {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "args.json")
-	b, _ := json.Marshal(args)
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var out, errb bytes.Buffer
-	module.Run(spec, run, []string{p}, &out, &errb)
-	var res map[string]any
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("result is not JSON: %v: %s", err, out.String())
-	}
-	return res
+	return moduletest.Call(t, spec, run, args)
 }
 
 // TestBadInputNeverReachesHeat: every bad template or environment fails

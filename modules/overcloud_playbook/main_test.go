@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,22 +44,10 @@ func project(t *testing.T) string {
 	return dir
 }
 
-// call runs the module as Ansible does (an arguments file) and returns its
-// result.
+// call runs the module as Ansible does (an arguments file) and returns its result.
 func call(t *testing.T, args map[string]any) map[string]any {
 	t.Helper()
-	b, _ := json.Marshal(args)
-	f := filepath.Join(t.TempDir(), "args")
-	if err := os.WriteFile(f, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var out, errb bytes.Buffer
-	module.Run(spec, run, []string{f}, &out, &errb)
-	var res map[string]any
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("result %q: %v (stderr %s)", out.String(), err, errb.String())
-	}
-	return res
+	return moduletest.Call(t, spec, run, args)
 }
 
 func strs(v any) []string {

@@ -1,9 +1,13 @@
-// Package moduletest holds the test every module's spec gets: each bad
-// value the spec implies is refused before anything runs.
+// Package moduletest holds what every module's tests share: the test that
+// each bad value the spec implies is refused before anything runs, and a
+// call of the module as Ansible makes it.
 package moduletest
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
@@ -36,4 +40,25 @@ func Boundaries(t *testing.T, spec *module.Spec, base string) {
 			}
 		})
 	}
+}
+
+// Call runs a module's handler as Ansible runs the module (its arguments in
+// a file) and returns the JSON result.
+func Call(t *testing.T, spec *module.Spec, h module.Handler, args map[string]any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "args.json")
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	module.Run(spec, h, []string{f}, &out, &errb)
+	var res map[string]any
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%s: the result is not JSON: %v: %q (stderr %s)", spec.Name, err, out.String(), errb.String())
+	}
+	return res
 }
