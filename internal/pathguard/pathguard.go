@@ -232,17 +232,30 @@ func WriteMarker(dir, kind string) error {
 // elsewhere first and swapped in).
 func MarkerContent(kind string) []byte { return []byte(markerPrefix + kind + "\n") }
 
+// isEmpty tells a directory with nothing in it but, at most, the marker
+// another process of ours is writing there this instant (fsutil's
+// temporary name for it, before its rename): two launches on a new
+// heat_dir at once must not refuse each other's.
 func isEmpty(dir string) (bool, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	_, err = f.Readdirnames(1)
-	if err == io.EOF {
-		return true, nil
+	for {
+		names, err := f.Readdirnames(16)
+		for _, n := range names {
+			if !strings.HasPrefix(n, "."+Marker+".tmp-") {
+				return false, nil
+			}
+		}
+		if err == io.EOF {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
 	}
-	return false, err
 }
 
 // File checks a file a module would replace or truncate: if it exists it

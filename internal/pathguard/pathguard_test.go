@@ -134,3 +134,27 @@ func TestFile(t *testing.T) {
 		})
 	}
 }
+
+// A directory holding only the marker another process is writing (its
+// temporary name) counts as empty; anything else does not.
+func TestIsEmptyIgnoresMarkerInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		want  bool
+	}{
+		{nil, true},
+		{[]string{"." + Marker + ".tmp-123-456"}, true},
+		{[]string{"." + Marker + ".tmp-123-456", "passwd"}, false},
+		{[]string{"heat.conf"}, false},
+	} {
+		dir := t.TempDir()
+		for _, n := range tc.names {
+			if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, err := isEmpty(dir); err != nil || got != tc.want {
+			t.Errorf("%v: empty=%v (%v), want %v", tc.names, got, err, tc.want)
+		}
+	}
+}
