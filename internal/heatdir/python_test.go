@@ -156,7 +156,8 @@ func TestPythonEnv(t *testing.T) {
 // Json type cacheable, fake_rpc_wakeup keeps RPC calls and casts answered in
 // order, and task_wakeup stays off with one warning when
 // Heat's internals differ, and else ends a parent stack's step sleep when a
-// nested stack stores its final state, and after a resource changed state.
+// nested stack stores its final state, after a resource changed state, and
+// after a step took nodes off a dependency graph walked in its greenthread.
 func TestEnginePlugins(t *testing.T) {
 	py := heatPython(t)
 	dir := t.TempDir()
@@ -197,6 +198,8 @@ func TestEnginePlugins(t *testing.T) {
 		WokenAfterS        float64  `json:"woken_after_s"`
 		AfterChangeS       float64  `json:"after_change_s"`
 		OtherRunnerS       float64  `json:"other_runner_s"`
+		OtherGraphS        float64  `json:"other_greenthread_graph_s"`
+		AfterGraphS        float64  `json:"after_graph_step_s"`
 		RPCPollReplaced    bool     `json:"rpc_poll_replaced"`
 		RPCAnswers         []int    `json:"rpc_answers"`
 		RPCCasts           []int    `json:"rpc_casts"`
@@ -245,6 +248,12 @@ func TestEnginePlugins(t *testing.T) {
 	}
 	if got.AfterChangeS >= 30 {
 		t.Errorf("task_wakeup: a changed resource did not end the sleep (%.1f s)", got.AfterChangeS)
+	}
+	if got.AfterGraphS >= 30 {
+		t.Errorf("task_wakeup: a step that took nodes off a dependency graph did not end the sleep (%.1f s)", got.AfterGraphS)
+	}
+	if got.OtherGraphS < 0.45 {
+		t.Errorf("task_wakeup: a graph walked in another greenthread ended this runner's sleep (%.2f s of 0.5 s)", got.OtherGraphS)
 	}
 	if !got.RPCPollReplaced || fmt.Sprint(got.RPCAnswers) != "[1 2 3 4 5]" || fmt.Sprint(got.RPCCasts) != "[0 1 2]" {
 		t.Errorf("fake_rpc_wakeup: poll replaced %v, calls answered %v, casts seen %v", got.RPCPollReplaced, got.RPCAnswers, got.RPCCasts)

@@ -83,7 +83,9 @@ var settings = []Setting{
 			"that completes in one step still costs a step, so every link of a dependency chain costs a second, and a parent stack " +
 			"notices a finished nested stack only at its next step, at every level of nesting. Our engine plugin (" + heatdir.PythonDir + "/" +
 			heatdir.EngineModule + ".py) ends a stack's step sleep early: at once when the previous step changed the state of one of " +
-			"its resources, and as soon as one of its nested stacks has stored its final state and released its lock; otherwise after " +
+			"its resources or took resources off the dependency graph it walks (an update's cleanup of its backup stack, resources an " +
+			"update leaves unchanged: a second per layer of them, at every updated stack, before), and as soon as one of its nested " +
+			"stacks has stored its final state and released its lock; otherwise after " +
 			"Heat's own second. What a step does, timeouts and cancellation are Heat's code, unchanged. It checks Heat's internals " +
 			"first (Heat 19) and, if they differ, logs a warning once and leaves Heat unchanged. Cost: more steps (each polls the " +
 			"stack's running resources in the database), only when something changed; with several engine processes (pod) a nested " +

@@ -137,6 +137,21 @@ t0 = eventlet.hubs.get_hub().clock()
 runner._sleep(30)
 out["after_change_s"] = eventlet.hubs.get_hub().clock() - t0
 
+# The previous step took a node off a dependency graph walked in this
+# greenthread (an update's cleanup of its backup stack, resources it leaves
+# unchanged), without any resource changing state: the next sleep only
+# yields. A walk in another greenthread does not end this one's sleep.
+from heat.engine import dependencies  # noqa: E402
+eventlet.spawn(lambda: dependencies.Dependencies([("x", "y")]).graph().__delitem__("x")).wait()
+t0 = eventlet.hubs.get_hub().clock()
+runner._sleep(0.5)
+out["other_greenthread_graph_s"] = eventlet.hubs.get_hub().clock() - t0
+graph = dependencies.Dependencies([("a", "b")]).graph()
+del graph["a"]
+t0 = eventlet.hubs.get_hub().clock()
+runner._sleep(30)
+out["after_graph_step_s"] = eventlet.hubs.get_hub().clock() - t0
+
 # Other TaskRunners (not a stack's) keep Heat's sleep.
 other = scheduler.TaskRunner(lambda: None)
 t0 = eventlet.hubs.get_hub().clock()
