@@ -16,6 +16,12 @@ import (
 // the role group variables role_networks ([InternalApi, ...]) and
 // tripleo_role_networks ([internal_api, ...]). networks_lower
 // ({InternalApi: internal_api}) maps snake_case names back when present.
+//
+// Without network isolation THT still lists every network of a role's
+// roles_data entry, each with the host's ctlplane address (its noop ports
+// return it): a network whose address is the host's ctlplane_ip is not an
+// isolated one, and a role list naming it does not make it one unless
+// another host has an address of its own on it.
 func inventoryNetworks(data []byte, path string) (map[string]string, error) {
 	var v any
 	if err := yaml.Unmarshal(data, &v); err != nil {
@@ -29,18 +35,27 @@ func inventoryNetworks(data []byte, path string) (map[string]string, error) {
 		}
 		return nil, fmt.Errorf("%s: %s is %s; it should be config-download's tripleo-ansible-inventory.yaml", ParamDeployedInventory, path, what)
 	}
-	w := &invWalker{path: path, lower: map[string]string{}, snake: map[string]bool{}, camel: map[string]bool{}}
+	w := &invWalker{path: path, lower: map[string]string{}, snake: map[string]bool{}, camel: map[string]bool{},
+		addressed: map[string]bool{}, onCtlplane: map[string]bool{}}
 	for _, g := range sortedKeys(top) {
 		if err := w.group(g, top[g], 0); err != nil {
 			return nil, err
 		}
 	}
 	nets := map[string]string{}
+	keep := func(name string) bool {
+		k := netKey(name)
+		return w.addressed[k] || !w.onCtlplane[k]
+	}
 	for s := range w.snake {
-		nets[netKey(s)] = displayName(s, w.lower)
+		if keep(s) {
+			nets[netKey(s)] = displayName(s, w.lower)
+		}
 	}
 	for c := range w.camel {
-		nets[netKey(c)] = c
+		if keep(c) {
+			nets[netKey(c)] = c
+		}
 	}
 	return nets, nil
 }
@@ -50,6 +65,9 @@ type invWalker struct {
 	lower map[string]string // name_lower -> name
 	snake map[string]bool   // snake_case names seen
 	camel map[string]bool   // network names seen
+	// addressed: networks (netKey) a host has an address of its own on;
+	// onCtlplane: networks a host has its ctlplane address on.
+	addressed, onCtlplane map[string]bool
 }
 
 func (w *invWalker) errorf(format string, args ...any) error {
@@ -114,6 +132,8 @@ func (w *invWalker) group(name string, v any, depth int) error {
 var hostVarIgnored = []string{"ctlplane", "bmc", "ipmi", "ansible"}
 
 func (w *invWalker) hostVars(vars map[string]any) {
+	ctl, _ := vars["ctlplane_ip"].(string)
+	ctl = strings.TrimSpace(ctl)
 	for k, v := range vars {
 		prefix, ok := strings.CutSuffix(k, "_ip")
 		if !ok || prefix == "" {
@@ -126,9 +146,15 @@ func (w *invWalker) hostVars(vars map[string]any) {
 			}
 		}
 		s, _ := v.(string)
-		if ignored || net.ParseIP(strings.TrimSpace(s)) == nil {
+		s = strings.TrimSpace(s)
+		if ignored || net.ParseIP(s) == nil {
 			continue // not an address on that network
 		}
+		if ctl != "" && s == ctl {
+			w.onCtlplane[netKey(prefix)] = true // a noop port: not isolated
+			continue
+		}
+		w.addressed[netKey(prefix)] = true
 		w.snake[prefix] = true
 	}
 }

@@ -225,6 +225,21 @@ func TestRun(t *testing.T) {
 			},
 		},
 		{
+			name: "THT without network isolation: networks on the ctlplane address are not deployed ones",
+			opts: Options{EnvironmentFiles: envs(), DeployedInventory: td("deployed/tripleo-ansible-inventory-tht-flat.yaml"), Checks: []string{NetworkIsolation}},
+			want: map[string]string{NetworkIsolation: Passed},
+			details: map[string][]string{
+				NetworkIsolation: {"has no isolated networks"},
+			},
+		},
+		{
+			name:   "a network on its own address on one host is deployed, whatever the other hosts hold",
+			opts:   Options{EnvironmentFiles: envs(), DeployedInventory: td("deployed/tripleo-ansible-inventory-tht-mixed.yaml"), Checks: []string{NetworkIsolation}},
+			want:   map[string]string{NetworkIsolation: Failed},
+			msg:    []string{"InternalApi (deployed per deployed_inventory;"},
+			notMsg: []string{"Tenant", "Storage"},
+		},
+		{
 			name: "net_ip_map on a node: networks with the ctlplane address or none are not deployed ones",
 			opts: Options{EnvironmentFiles: envs(netiso, "env/disable-storage.yaml"), NetIPMap: td("node/net_ip_map.json"), Checks: []string{NetworkIsolation}},
 			want: map[string]string{NetworkIsolation: Failed},
