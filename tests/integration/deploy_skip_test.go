@@ -1,14 +1,12 @@
 package integration
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 )
@@ -54,15 +52,14 @@ func TestDeploySkipFollowsEveryFileSent(t *testing.T) {
 	if len(first) != 1 {
 		t.Fatalf("first deploy left dumps %v", first)
 	}
-	logDir := filepath.Join(heatDir, heatdir.LogDir)
-	before := dirState(t, logDir)
+	before := heattest.LogState(t, heatDir)
 
 	// Identical inputs: nothing runs.
 	changed, failed, out = playbook(t, env, book, vars...)
 	if failed != 0 || changed != 0 {
 		t.Fatalf("identical re-run: changed=%d failed=%d\n%s", changed, failed, out)
 	}
-	if after := dirState(t, logDir); after != before {
+	if after := heattest.LogState(t, heatDir); after != before {
 		t.Errorf("the identical re-run started Heat (its logs changed):\nbefore %s\nafter  %s", before, after)
 	}
 	if again, _ := dumps.List(heatDir); len(again) != 1 {
@@ -95,22 +92,4 @@ func TestDeploySkipFollowsEveryFileSent(t *testing.T) {
 	if failed != 0 || changed != 0 {
 		t.Fatalf("re-run after the edited deploy: changed=%d failed=%d\n%s", changed, failed, out)
 	}
-}
-
-// dirState lists the names, sizes and modification times in dir.
-func dirState(t *testing.T, dir string) string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatalf("reading %s: %v", dir, err)
-	}
-	var b strings.Builder
-	for _, e := range ents {
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		fmt.Fprintf(&b, "%s %d %s; ", e.Name(), info.Size(), info.ModTime())
-	}
-	return b.String()
 }

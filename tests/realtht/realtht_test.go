@@ -95,8 +95,10 @@ type step struct {
 //	              (tests/tripleocommon); read-only
 //	scale-down    Compute 3 → remove overcloud-novacompute-1 through the
 //	              scale_down playbook (THT's scale_playbook.yaml limited to
-//	              it), then the next deploy on a second Heat (scaledown_test.go);
-//	              the shared stack is left as it was
+//	              it), then the next deploy through deploy-overcloud.yml (its
+//	              own Heat), its identical re-run (skipped: no Heat, no dump)
+//	              and a re-run after an edit of a provider template outside
+//	              the tree (scaledown_test.go); the shared stack is left as it was
 var steps = []step{
 	{"create", stepCreate},
 	{"outputs", stepOutputs},

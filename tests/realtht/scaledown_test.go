@@ -3,12 +3,14 @@ package realtht
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +18,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/configdownload"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/workdir"
 	"github.com/ephemeral-heat/ephemeral-heat/tests/tripleocommon"
@@ -37,21 +39,26 @@ const removedNode = "overcloud-novacompute-1"
 //     scale_playbook.yaml with --limit overcloud-novacompute-1 (tripleo-
 //     ansible's plugins on the paths), and writes the scale-down
 //     environment;
-//  3. the next deploy, as TripleO makes it, creates the stack anew on an
-//     empty database (a second Heat) from the same inputs plus the
-//     environment the working dir adds (workdir's Prepare): its nodes and
-//     its inventory hold compute-0 and compute-2 under their old names and
-//     no compute-1.
+//  3. the next deploy, as TripleO makes it, is a run of the deploy
+//     playbook (run_deploy=false) on the working dir: its own Heat, the
+//     stack created anew on an empty database from the same inputs plus
+//     the environment the working dir adds (workdir's Prepare) and an
+//     environment of the test's own naming a provider template outside
+//     the tree; its saved nodes and its inventory hold compute-0 and
+//     compute-2 under their old names and no compute-1;
+//  4. an identical re-run of the playbook (issue 24) starts no Heat (the
+//     heat-launcher logs are untouched), writes no dump and reports
+//     changed=0; its time is logged;
+//  5. after an edit of that provider template the re-run deploys, and the
+//     edit shows in the saved outputs and in config-download.
 //
 // The nodes are this host: every host runs with ansible_connection=local
 // (no traffic leaves 127.0.0.0/8), and the services' scale_tasks, all
 // tagged "down" in THT (they call the overcloud's Nova and Neutron APIs and
 // stop its containers, which this host does not have), are skipped with
-// --skip-tags down. The create of the next deploy costs about one create
-// of the suite; an update of the shared stack would cost as much (a no-op
-// update of such a stack takes about as long as its create) and would not
-// be the path a deploy takes. Leaves: the shared stack as it was; a second
-// Heat, stopped at the end of the step.
+// --skip-tags down. The two deploys cost about a create of the suite each
+// (the deploy creates anew, as TripleO does). Leaves: the shared stack as
+// it was; the working dir as the last deploy left it (its Heat stopped).
 func stepScaleDown(t *testing.T, s *Suite) {
 	ctx := context.Background()
 	root := tripleocommon.RepoRoot()
@@ -167,8 +174,10 @@ func stepScaleDown(t *testing.T, s *Suite) {
 		t.Errorf("the command kept does not limit to %s:\n%s", removedNode, cmdFile)
 	}
 
-	// 3. The next deploy: a new stack on an empty database, with the
-	// environment the working dir adds.
+	// 3. The next deploy, through the deploy playbook: a new stack on an
+	// empty database, with the environment the working dir adds, and the
+	// operator's own environment naming a provider template outside the
+	// tree.
 	prep, err := l.Prepare(false, nil, true)
 	if err != nil {
 		t.Fatal(err)
@@ -176,38 +185,76 @@ func stepScaleDown(t *testing.T, s *Suite) {
 	if !reflect.DeepEqual(prep.EnvironmentsAfter, []string{l.ScaleDown()}) {
 		t.Fatalf("the working dir adds %v, want the scale-down environment", prep.EnvironmentsAfter)
 	}
-	heat2 := heattest.Start(t, nil)
-	c2, err := heatapi.NewNoAuth(heat2.Endpoint)
+	site := filepath.Join(tmp, "site")
+	provider := filepath.Join(site, "custom", "chrony.yaml")
+	chrony, err := os.ReadFile(filepath.Join(s.Workload.TemplateDir, "deployment", "timesync", "chrony-baremetal-ansible.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := s.StackOptions(t)
-	o.EnvironmentFiles = append(append([]string{}, o.EnvironmentFiles...), prep.EnvironmentsAfter...)
-	req, err := stack.Prepare(o)
+	siteEnv := filepath.Join(site, "env", "chrony.yaml")
+	for p, b := range map[string][]byte{
+		provider: chrony,
+		siteEnv:  []byte("resource_registry:\n  OS::TripleO::Services::Chrony: ../custom/chrony.yaml\n"),
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port, err := proc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	start = time.Now()
-	res, err := req.Run(ctx, c2)
-	if err != nil || res.Stack == nil || res.Stack.Status != "CREATE_COMPLETE" {
-		t.Fatalf("the next deploy's create: %v (%s; failures %v)", err, res.Msg, res.Failures)
+	deployVars := map[string]any{
+		"stack_name":        s.Workload.StackName,
+		"work_dir":          l.Dir,
+		"template":          s.Workload.Template,
+		"environment_files": append(append([]string{}, s.Workload.EnvironmentFiles...), siteEnv),
+		"parameters":        s.Workload.Parameters,
+		"stack_timeout":     s.Workload.TimeoutMins,
+		"heat_api_port":     port,
+		"run_deploy":        false,
+		// The workload's passwords file is already in its environments.
+		"generate_passwords": false,
+		// The nodes of the inventory are not reachable hosts.
+		"deploy_node_checks": false,
 	}
-	t.Logf("the next deploy's create (fresh database): %s", time.Since(start).Round(time.Second))
-	ref := heatapi.StackRef{Name: res.Stack.Name, ID: res.Stack.ID}
-	nodes, _, err := workdir.FindNodes(ctx, c2, ref)
-	if err != nil {
-		t.Fatal(err)
+	deployBook := filepath.Join(root, "playbooks", "deploy-overcloud.yml")
+	// The deploy playbook runs as an operator runs it: this collection,
+	// the checkout's ansible.cfg, the user's HOME. (Not the scale
+	// playbook's HOME: with HOME other than the user's home, ansible-core
+	// 2.14's async_wrapper writes its job file under $HOME/.ansible_async
+	// and async_status looks for it under the home directory of the user.)
+	deployEnv := append(os.Environ(), "ANSIBLE_COLLECTIONS_PATH="+coll, "ANSIBLE_CONFIG="+filepath.Join(root, "ansible.cfg"),
+		"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0")
+	deploy := func(what string) (int, string) {
+		t.Helper()
+		b, _ := json.Marshal(deployVars)
+		cmd := exec.Command("ansible-playbook", "-i", "localhost,", "-e", string(b), deployBook)
+		cmd.Env, cmd.Dir = deployEnv, tmp
+		start := time.Now()
+		outb, err := cmd.CombinedOutput()
+		out := string(outb)
+		m := deployRecap.FindStringSubmatch(out)
+		if err != nil || m == nil || m[2] != "0" {
+			t.Fatalf("%s: deploy-overcloud.yml: %v\n%s", what, err, tail(out, 80))
+		}
+		t.Logf("%s: deploy-overcloud.yml in %s (changed=%s)", what, time.Since(start).Round(100*time.Millisecond), m[1])
+		changed, _ := strconv.Atoi(m[1])
+		return changed, out
 	}
-	after := computeGroup(t, nodes)
+
+	if changed, _ := deploy("the next deploy"); changed == 0 {
+		t.Fatal("the next deploy changed nothing")
+	}
+	after := computeGroup(t, readNodes(t, l))
 	wantMembers := []workdir.Member{{Index: "0", Hostname: "overcloud-novacompute-0"}, {Index: "2", Hostname: "overcloud-novacompute-2"}}
 	if !reflect.DeepEqual(after.Members, wantMembers) || !reflect.DeepEqual(after.Removed, []string{"1"}) {
 		t.Errorf("Compute after the scale-down: members %v removed %v, want %v and [1]", after.Members, after.Removed, wantMembers)
 	}
-	dest := filepath.Join(tmp, "config-download-next")
-	if _, err := configdownload.Run(ctx, c2, configdownload.RunOptions{Stack: s.Workload.StackName, Dest: dest}); err != nil {
-		t.Fatalf("config-download of the next deploy: %v", err)
-	}
-	invText, err := os.ReadFile(filepath.Join(dest, configdownload.InventoryFile))
+	invText, err := os.ReadFile(l.Inventory())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,10 +277,84 @@ func stepScaleDown(t *testing.T, s *Suite) {
 		t.Errorf("the next deploy's inventory still names %s", removedNode)
 	}
 	for _, h := range []string{"overcloud-novacompute-0", "overcloud-novacompute-2"} {
-		if _, err := os.Stat(filepath.Join(dest, "host_vars", h)); err != nil {
+		if _, err := os.Stat(filepath.Join(l.ConfigDownload(), "host_vars", h)); err != nil {
 			t.Errorf("host %s: %v", h, err)
 		}
 	}
+	deployed, err := dumps.List(l.HeatDir())
+	if err != nil || len(deployed) == 0 {
+		t.Fatalf("the deploy saved no dump in %s: %v", l.HeatDir(), err)
+	}
+
+	// 4. An identical re-run of the playbook (issue 24): no Heat started,
+	// nothing changed, no dump written.
+	logsBefore := heattest.LogState(t, l.HeatDir())
+	if changed, out := deploy("identical re-run"); changed != 0 {
+		t.Errorf("the identical re-run changed %d things:\n%s", changed, tail(out, 60))
+	}
+	if got := heattest.LogState(t, l.HeatDir()); got != logsBefore {
+		t.Errorf("the identical re-run started Heat (its logs changed):\nbefore %s\nafter  %s", logsBefore, got)
+	}
+	if again, _ := dumps.List(l.HeatDir()); len(again) != len(deployed) {
+		t.Errorf("the identical re-run wrote a dump: %v, before %v", again, deployed)
+	}
+
+	// 5. The provider template outside the tree, named only by the
+	// operator's environment, changes: the re-run deploys it.
+	const anchor = "      ansible_group_vars:\n"
+	const marker = "ephemeral_heat_test_site_edit"
+	if !strings.Contains(string(chrony), anchor) {
+		t.Fatalf("the chrony service template has no %q: the tree changed; pick another edit", anchor)
+	}
+	edited := strings.Replace(string(chrony), anchor, anchor+"        "+marker+": seen\n", 1)
+	if err := os.WriteFile(provider, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if changed, _ := deploy("re-run after editing " + provider); changed == 0 {
+		t.Fatal("the re-run after the edit changed nothing")
+	}
+	if saved, err := os.ReadFile(l.AllOutputs()); err != nil || !strings.Contains(string(saved), marker) {
+		t.Errorf("the edit is not in the saved outputs %s: %v", l.AllOutputs(), err)
+	}
+	if !treeContains(t, l.ConfigDownload(), marker) {
+		t.Errorf("the edit is not in config-download %s", l.ConfigDownload())
+	}
+	if again, _ := dumps.List(l.HeatDir()); len(again) != len(deployed)+1 {
+		t.Errorf("the deploy after the edit saved no new dump: %v, before %v", again, deployed)
+	}
+}
+
+// deployRecap is localhost's line of the deploy playbook's PLAY RECAP.
+var deployRecap = regexp.MustCompile(`localhost\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)`)
+
+// readNodes reads the nodes the last deploy saved in the working dir.
+func readNodes(t *testing.T, l workdir.Layout) *workdir.Nodes {
+	t.Helper()
+	n, err := l.ReadNodes()
+	if err != nil {
+		t.Fatalf("the deploy's saved nodes: %v", err)
+	}
+	return n
+}
+
+// treeContains reports whether a regular file under dir contains s.
+func treeContains(t *testing.T, dir, s string) bool {
+	t.Helper()
+	found := false
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), s) {
+			found = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("reading %s: %v", dir, err)
+	}
+	return found
 }
 
 func computeGroup(t *testing.T, n *workdir.Nodes) workdir.Group {
