@@ -15,13 +15,11 @@ import (
 // ';' inside them does not end the statement. DELIMITER is not supported;
 // the restore detects it.
 type mysqlSplitter struct {
-	r    *bufio.Reader
-	buf  []byte
-	line int
+	splitReader
 }
 
 func newMySQLSplitter(r io.Reader) *mysqlSplitter {
-	return &mysqlSplitter{r: bufio.NewReaderSize(r, ioBufferSize), line: 1}
+	return &mysqlSplitter{newSplitReader(r)}
 }
 
 // Next returns the next non-empty statement without its ';' and the line it
@@ -196,22 +194,6 @@ func indexQuoteOrBackslash(b []byte, q byte) int {
 		return j
 	}
 	return i
-}
-
-func (s *mysqlSplitter) readThrough(delim byte) error {
-	for {
-		chunk, err := s.r.ReadSlice(delim)
-		s.buf = append(s.buf, chunk...)
-		s.line += bytes.Count(chunk, []byte{'\n'})
-		switch err {
-		case nil:
-			return nil
-		case bufio.ErrBufferFull:
-			continue
-		default:
-			return err
-		}
-	}
 }
 
 // skipLine drops a line comment but keeps its newline as a separator.

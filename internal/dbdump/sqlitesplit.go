@@ -1,8 +1,6 @@
 package dbdump
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -14,13 +12,11 @@ import (
 // quoted identifier or comment, or inside the body of CREATE TRIGGER (which
 // ends at "END;").
 type sqliteSplitter struct {
-	r    *bufio.Reader
-	buf  []byte
-	line int // 1-based line of the next byte
+	splitReader
 }
 
 func newSQLiteSplitter(r io.Reader) *sqliteSplitter {
-	return &sqliteSplitter{r: bufio.NewReaderSize(r, ioBufferSize), line: 1}
+	return &sqliteSplitter{newSplitReader(r)}
 }
 
 // Tokens and states of sqlite3_complete's state machine.
@@ -168,23 +164,14 @@ func (s *sqliteSplitter) readWord() int {
 	return tkOther
 }
 
-// readThrough appends bytes up to and including delim.
+// readThrough appends bytes up to and including delim
+// (splitReader.readThrough); read errors other than io.EOF are wrapped.
 func (s *sqliteSplitter) readThrough(delim byte) error {
-	for {
-		chunk, err := s.r.ReadSlice(delim)
-		s.buf = append(s.buf, chunk...)
-		s.line += bytes.Count(chunk, []byte{'\n'})
-		switch err {
-		case nil:
-			return nil
-		case bufio.ErrBufferFull:
-			continue
-		case io.EOF:
-			return io.EOF
-		default:
-			return fmt.Errorf("read SQL: %w", err)
-		}
+	err := s.splitReader.readThrough(delim)
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("read SQL: %w", err)
 	}
+	return err
 }
 
 // skipBlockComment appends a /* ... */ comment whose '/' is already in buf.

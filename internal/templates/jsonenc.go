@@ -25,73 +25,13 @@ func appendJSON(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, "false"...), nil
 	case map[string]any:
-		if t == nil {
-			return append(dst, "null"...), nil
-		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, k)
-			dst = append(dst, ':')
-			var err error
-			if dst, err = appendJSON(dst, t[k]); err != nil {
-				return nil, err
-			}
-		}
-		return append(dst, '}'), nil
+		return appendJSONObject(dst, t, appendJSON)
 	case map[string]string:
-		if t == nil {
-			return append(dst, "null"...), nil
-		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, k)
-			dst = append(dst, ':')
-			dst = appendJSONString(dst, t[k])
-		}
-		return append(dst, '}'), nil
+		return appendJSONObject(dst, t, appendJSONStringValue)
 	case []any:
-		if t == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, x := range t {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = appendJSON(dst, x); err != nil {
-				return nil, err
-			}
-		}
-		return append(dst, ']'), nil
+		return appendJSONArray(dst, t, appendJSON)
 	case []string:
-		if t == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, x := range t {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, x)
-		}
-		return append(dst, ']'), nil
+		return appendJSONArray(dst, t, appendJSONStringValue)
 	}
 	// json.Number (validated by encoding/json) and anything else.
 	var buf bytes.Buffer
@@ -101,6 +41,57 @@ func appendJSON(dst []byte, v any) ([]byte, error) {
 		return nil, err
 	}
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+}
+
+// appendJSONObject appends m as a JSON object, keys sorted, each value
+// appended by appendValue; a nil map is null, as encoding/json has it.
+func appendJSONObject[V any](dst []byte, m map[string]V, appendValue func([]byte, V) ([]byte, error)) ([]byte, error) {
+	if m == nil {
+		return append(dst, "null"...), nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, k)
+		dst = append(dst, ':')
+		var err error
+		if dst, err = appendValue(dst, m[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendJSONArray appends s as a JSON array, each element appended by
+// appendValue; a nil slice is null, as encoding/json has it.
+func appendJSONArray[V any](dst []byte, s []V, appendValue func([]byte, V) ([]byte, error)) ([]byte, error) {
+	if s == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '[')
+	for i, x := range s {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = appendValue(dst, x); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+// appendJSONStringValue is appendJSONString in the shape appendJSONObject
+// and appendJSONArray take.
+func appendJSONStringValue(dst []byte, s string) ([]byte, error) {
+	return appendJSONString(dst, s), nil
 }
 
 const hexDigits = "0123456789abcdef"

@@ -14,7 +14,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/passwords"
 )
 
@@ -142,24 +141,12 @@ func (l Layout) WriteExport(check bool) (*Export, error) {
 	} else {
 		files[l.RC()] = rc
 	}
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
+	changed, err := writeChanged(files, check, "writing", nil)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		if fsutil.SameContent(p, files[p], fsutil.SecretFileMode) {
-			continue
-		}
-		ex.Files = append(ex.Files, p)
-		ex.Changed = true
-		if check {
-			continue
-		}
-		if err := fsutil.WriteFileAtomic(p, files[p], fsutil.SecretFileMode); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", p, err)
-		}
-	}
+	ex.Files = append(ex.Files, changed...)
+	ex.Changed = len(changed) > 0
 	return ex, nil
 }
 

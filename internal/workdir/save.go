@@ -78,30 +78,46 @@ func (l Layout) Save(ctx context.Context, c *heatapi.Client, check bool) (*SaveR
 	}
 	files[l.Nodes()] = yamlOf(nodes)
 
+	changed, err := writeChanged(files, check, "saving",
+		[]string{l.Dir, l.path(OutputsDir), l.path(EnvironmentDir)})
+	if err != nil {
+		return nil, err
+	}
+	res.Files = append(res.Files, changed...)
+	res.Changed = len(changed) > 0
+	return res, nil
+}
+
+// writeChanged writes each of files (path to content, mode 0600) whose
+// content differs from what is on disk, in path order, and returns those
+// paths; in check mode it only returns them. Before each write it makes
+// each of dirs a private directory (fsutil.EnsurePrivateDir). verb names
+// the write in its error ("writing", "saving").
+func writeChanged(files map[string][]byte, check bool, verb string, dirs []string) ([]string, error) {
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	var changed []string
 	for _, p := range paths {
 		if fsutil.SameContent(p, files[p], fsutil.SecretFileMode) {
 			continue
 		}
-		res.Files = append(res.Files, p)
-		res.Changed = true
+		changed = append(changed, p)
 		if check {
 			continue
 		}
-		for _, d := range []string{l.Dir, l.path(OutputsDir), l.path(EnvironmentDir)} {
+		for _, d := range dirs {
 			if _, err := fsutil.EnsurePrivateDir(d); err != nil {
 				return nil, err
 			}
 		}
 		if err := fsutil.WriteFileAtomic(p, files[p], fsutil.SecretFileMode); err != nil {
-			return nil, fmt.Errorf("saving %s: %w", p, err)
+			return nil, fmt.Errorf("%s %s: %w", verb, p, err)
 		}
 	}
-	return res, nil
+	return changed, nil
 }
 
 // yamlOf is v as YAML (2-space indent, keys sorted).

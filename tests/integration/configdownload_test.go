@@ -17,31 +17,16 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
+	"github.com/ephemeral-heat/ephemeral-heat/tests/tripleocommon"
 )
 
-// samplesDir is samples/overcloud.
-func samplesDir(t *testing.T) string { return filepath.Join(repoRoot(t), "samples", "overcloud") }
-
-// deploySample creates or updates a stack of the sample overcloud.
+// deploySample creates or updates a stack of the sample overcloud
+// (tripleocommon.DeploySample).
 func deploySample(t *testing.T, c *heatapi.Client, name string, envs []string, params map[string]any) {
 	t.Helper()
-	dir := samplesDir(t)
-	files := []string{filepath.Join(dir, "overcloud-resource-registry.yaml")}
-	for _, e := range envs {
-		files = append(files, filepath.Join(dir, e))
-	}
-	req, err := stack.Prepare(stack.Options{Name: name, Template: filepath.Join(dir, "overcloud.yaml"),
-		EnvironmentFiles: files, Parameters: params, Timeout: 10, Wait: true,
-		Warn: func(f string, a ...any) { t.Logf("warning: "+f, a...) }})
-	if err != nil {
+	if err := tripleocommon.DeploySample(context.Background(), c, name, envs, params, t.Logf); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	out, err := req.Run(context.Background(), c)
-	if err != nil || out.Failed {
-		t.Fatalf("stack %s: %v %v %v", name, err, out.Msg, out.Failures)
-	}
-	t.Logf("stack %s: %s in %s", name, out.Action, time.Since(start).Round(time.Second))
 }
 
 type cdResult struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
+	"github.com/ephemeral-heat/ephemeral-heat/tests/tripleocommon"
 )
 
 // TestDeploySkipFollowsEveryFileSent: the deploy playbook skips a re-run
@@ -20,7 +21,7 @@ func TestDeploySkipFollowsEveryFileSent(t *testing.T) {
 	heattest.RequireHeat(t)
 	env := ansibleEnv(t)
 	root := repoRoot(t)
-	samples := samplesDir(t)
+	samples := tripleocommon.SampleDir()
 	site := t.TempDir()
 	provider := filepath.Join(site, "custom", "motd.yaml")
 	copyFile(t, filepath.Join(samples, "services", "sample-motd.yaml"), provider)

@@ -9,32 +9,8 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 )
-
-// createSample creates a stack of samples/overcloud with the registry and
-// the given environments.
-func createSample(t *testing.T, c *heatapi.Client, name string, envs []string, params map[string]any) {
-	t.Helper()
-	dir := filepath.Join(RepoRoot(), "samples", "overcloud")
-	files := []string{filepath.Join(dir, "overcloud-resource-registry.yaml")}
-	for _, e := range envs {
-		files = append(files, filepath.Join(dir, e))
-	}
-	req, err := stack.Prepare(stack.Options{Name: name, Template: filepath.Join(dir, "overcloud.yaml"),
-		EnvironmentFiles: files, Parameters: params, Timeout: 10, Wait: true,
-		Warn: func(f string, a ...any) { t.Logf("warning: "+f, a...) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	out, err := req.Run(context.Background(), c)
-	if err != nil || out.Failed {
-		t.Fatalf("stack %s: %v %v %v", name, err, out.Msg, out.Failures)
-	}
-	t.Logf("stack %s: %s in %s", name, out.Action, time.Since(start).Round(time.Second))
-}
 
 // references extracts tripleo-common and tripleo-ansible, failing with how
 // to get them when they are missing.
@@ -82,7 +58,9 @@ func TestSampleOvercloudParity(t *testing.T) {
 		{"standalone", []string{"environments/standalone.yaml"}, map[string]any{"SampleMarkerDir": "/nonexistent/markers"}},
 	}
 	for _, tc2 := range cases {
-		createSample(t, c, tc2.stack, tc2.envs, tc2.params)
+		if err := DeploySample(context.Background(), c, tc2.stack, tc2.envs, tc2.params, t.Logf); err != nil {
+			t.Fatal(err)
+		}
 	}
 	work := t.TempDir()
 	for _, cs := range cases {
