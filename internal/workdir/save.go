@@ -90,9 +90,9 @@ func (l Layout) Save(ctx context.Context, c *heatapi.Client, check bool) (*SaveR
 
 // writeChanged writes each of files (path to content, mode 0600) whose
 // content differs from what is on disk, in path order, and returns those
-// paths; in check mode it only returns them. Before each write it makes
-// each of dirs a private directory (fsutil.EnsurePrivateDir). verb names
-// the write in its error ("writing", "saving").
+// paths; in check mode it only returns them. Before the first write it
+// makes each of dirs a private directory (fsutil.EnsurePrivateDir). verb
+// names the write in its error ("writing", "saving").
 func writeChanged(files map[string][]byte, check bool, verb string, dirs []string) ([]string, error) {
 	paths := make([]string, 0, len(files))
 	for p := range files {
@@ -113,6 +113,7 @@ func writeChanged(files map[string][]byte, check bool, verb string, dirs []strin
 				return nil, err
 			}
 		}
+		dirs = nil // made: the next writes go to the same directories
 		if err := fsutil.WriteFileAtomic(p, files[p], fsutil.SecretFileMode); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", verb, p, err)
 		}
