@@ -8,8 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/ansibletest"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 )
 
@@ -30,34 +29,13 @@ func repoRoot(t *testing.T) string {
 // ansibleEnv points ansible at the collection `make install` installed.
 func ansibleEnv(t *testing.T) []string {
 	t.Helper()
-	root := repoRoot(t)
-	coll := filepath.Join(root, ".collections")
-	bin := filepath.Join(coll, "ansible_collections", "ephemeral", "heat", "plugins", "modules", "ephemeral_heat_launch")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("the built collection is not installed in %s: run 'make install' (or 'make test') first", coll)
-	}
-	if _, err := exec.LookPath("ansible-playbook"); err != nil {
-		t.Fatal("ansible-playbook is not installed: apt-get install -y ansible-core (or make deps)")
-	}
-	return append(os.Environ(), "ANSIBLE_COLLECTIONS_PATH="+coll, "ANSIBLE_CONFIG="+filepath.Join(root, "ansible.cfg"),
-		"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0")
+	return ansibletest.Env(t, repoRoot(t))
 }
-
-var recapRe = regexp.MustCompile(`localhost\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)`)
 
 // playbook runs a playbook and returns the recap's changed and failed counts.
 func playbook(t *testing.T, env []string, book string, args ...string) (changed, failed int, out string) {
 	t.Helper()
-	cmd := exec.Command("ansible-playbook", append([]string{"-i", "localhost,", book}, args...)...)
-	cmd.Env = env
-	b, _ := cmd.CombinedOutput()
-	out = string(b)
-	m := recapRe.FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("no play recap in ansible-playbook output:\n%s", out)
-	}
-	changed, _ = strconv.Atoi(m[2])
-	failed, _ = strconv.Atoi(m[4])
+	changed, failed, out, _ = ansibletest.Playbook(t, env, "", append([]string{book}, args...)...)
 	return changed, failed, out
 }
 

@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/configdownload"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/ansibletest"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/workdir"
 	"github.com/ephemeral-heat/ephemeral-heat/tests/tripleocommon"
@@ -63,9 +63,12 @@ func stepScaleDown(t *testing.T, s *Suite) {
 	ctx := context.Background()
 	root := tripleocommon.RepoRoot()
 	coll := filepath.Join(root, ".collections")
-	if _, err := os.Stat(filepath.Join(coll, "ansible_collections", "ephemeral", "heat", "plugins", "modules", "overcloud_workdir")); err != nil {
-		t.Fatalf("the collection is not installed in %s: run make install first (%v)", coll, err)
-	}
+	// The deploy playbook runs as an operator runs it: this collection,
+	// the checkout's ansible.cfg, the user's HOME. (Not the scale
+	// playbook's HOME: with HOME other than the user's home, ansible-core
+	// 2.14's async_wrapper writes its job file under $HOME/.ansible_async
+	// and async_status looks for it under the home directory of the user.)
+	deployEnv := ansibletest.Env(t, root)
 	l, err := workdir.New(s.Workload.WorkDir, s.Workload.StackName)
 	if err != nil {
 		t.Fatal(err)
@@ -222,27 +225,15 @@ func stepScaleDown(t *testing.T, s *Suite) {
 		"deploy_node_checks": false,
 	}
 	deployBook := filepath.Join(root, "playbooks", "deploy-overcloud.yml")
-	// The deploy playbook runs as an operator runs it: this collection,
-	// the checkout's ansible.cfg, the user's HOME. (Not the scale
-	// playbook's HOME: with HOME other than the user's home, ansible-core
-	// 2.14's async_wrapper writes its job file under $HOME/.ansible_async
-	// and async_status looks for it under the home directory of the user.)
-	deployEnv := append(os.Environ(), "ANSIBLE_COLLECTIONS_PATH="+coll, "ANSIBLE_CONFIG="+filepath.Join(root, "ansible.cfg"),
-		"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0")
 	deploy := func(what string) (int, string) {
 		t.Helper()
 		b, _ := json.Marshal(deployVars)
-		cmd := exec.Command("ansible-playbook", "-i", "localhost,", "-e", string(b), deployBook)
-		cmd.Env, cmd.Dir = deployEnv, tmp
 		start := time.Now()
-		outb, err := cmd.CombinedOutput()
-		out := string(outb)
-		m := deployRecap.FindStringSubmatch(out)
-		if err != nil || m == nil || m[2] != "0" {
+		changed, failed, out, err := ansibletest.Playbook(t, deployEnv, tmp, "-e", string(b), deployBook)
+		if err != nil || failed != 0 {
 			t.Fatalf("%s: deploy-overcloud.yml: %v\n%s", what, err, tail(out, 80))
 		}
-		t.Logf("%s: deploy-overcloud.yml in %s (changed=%s)", what, time.Since(start).Round(100*time.Millisecond), m[1])
-		changed, _ := strconv.Atoi(m[1])
+		t.Logf("%s: deploy-overcloud.yml in %s (changed=%d)", what, time.Since(start).Round(100*time.Millisecond), changed)
 		return changed, out
 	}
 
@@ -324,9 +315,6 @@ func stepScaleDown(t *testing.T, s *Suite) {
 	}
 }
 
-// deployRecap is localhost's line of the deploy playbook's PLAY RECAP.
-var deployRecap = regexp.MustCompile(`localhost\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)`)
-
 // readNodes reads the nodes the last deploy saved in the working dir.
 func readNodes(t *testing.T, l workdir.Layout) *workdir.Nodes {
 	t.Helper()
@@ -337,13 +325,20 @@ func readNodes(t *testing.T, l workdir.Layout) *workdir.Nodes {
 	return n
 }
 
-// treeContains reports whether a regular file under dir contains s.
+// treeContains reports whether a regular file under dir, outside its git
+// repository, contains s.
 func treeContains(t *testing.T, dir, s string) bool {
 	t.Helper()
 	found := false
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || found || !d.Type().IsRegular() {
+		if err != nil || found {
 			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() {
+			return nil
 		}
 		b, err := os.ReadFile(p)
 		if err == nil && strings.Contains(string(b), s) {

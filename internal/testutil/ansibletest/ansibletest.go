@@ -1,0 +1,53 @@
+// Package ansibletest runs this checkout's playbooks in tests as an
+// operator runs them: ansible-playbook with the collection `make install`
+// put in .collections and the checkout's ansible.cfg, and reads the play
+// recap.
+package ansibletest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// Env is the environment of ansible-playbook for the checkout at root: the
+// installed collection, the checkout's ansible.cfg, no colours. It fails
+// the test, saying what to run, when the collection is not installed or
+// ansible-playbook is missing.
+func Env(t testing.TB, root string) []string {
+	t.Helper()
+	coll := filepath.Join(root, ".collections")
+	bin := filepath.Join(coll, "ansible_collections", "ephemeral", "heat", "plugins", "modules", "ephemeral_heat_launch")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("the built collection is not installed in %s: run 'make install' (or 'make test') first", coll)
+	}
+	if _, err := exec.LookPath("ansible-playbook"); err != nil {
+		t.Fatal("ansible-playbook is not installed: apt-get install -y ansible-core (or make deps)")
+	}
+	return append(os.Environ(), "ANSIBLE_COLLECTIONS_PATH="+coll, "ANSIBLE_CONFIG="+filepath.Join(root, "ansible.cfg"),
+		"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0")
+}
+
+var recapRe = regexp.MustCompile(`localhost\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)`)
+
+// Playbook runs `ansible-playbook -i localhost, args...` with env in dir
+// ("": the test's own) and returns localhost's changed and failed counts
+// from the play recap, the output, and the command's error (a non-zero
+// exit). No recap fails the test with the output.
+func Playbook(t testing.TB, env []string, dir string, args ...string) (changed, failed int, out string, err error) {
+	t.Helper()
+	cmd := exec.Command("ansible-playbook", append([]string{"-i", "localhost,"}, args...)...)
+	cmd.Env, cmd.Dir = env, dir
+	b, err := cmd.CombinedOutput()
+	out = string(b)
+	m := recapRe.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no play recap in ansible-playbook output (%v):\n%s", err, out)
+	}
+	changed, _ = strconv.Atoi(m[2])
+	failed, _ = strconv.Atoi(m[4])
+	return changed, failed, out, err
+}
