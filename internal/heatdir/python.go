@@ -42,6 +42,9 @@ const (
 	// read a nested stack's outputs after updating it (a correctness fix
 	// that goes with convergence_engine = false).
 	LegacyUpdateOutputsPlugin = "ephemeral_heat_legacy_update_outputs"
+	// NestedUnchangedPlugin makes the legacy engine leave alone a nested
+	// stack whose stored inputs equal the ones an update would send.
+	NestedUnchangedPlugin = "ephemeral_heat_nested_unchanged"
 )
 
 // enginePlugins are EngineModule's plugins: name and class.
@@ -52,6 +55,7 @@ var enginePlugins = [][2]string{
 	{SQLCacheJSONPlugin, "SQLCacheJSON"},
 	{FakeRPCWakeupPlugin, "FakeRPCWakeup"},
 	{LegacyUpdateOutputsPlugin, "LegacyUpdateOutputs"},
+	{NestedUnchangedPlugin, "NestedUnchanged"},
 }
 
 //go:embed python/ephemeral_heat_engine.py

@@ -93,6 +93,22 @@ var settings = []Setting{
 		Effect: EffectCreate,
 	},
 	{
+		Name:  "nested_unchanged",
+		Title: "[database] connection_parameters = plugin=" + heatdir.NestedUnchangedPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.NestedUnchangedPlugin}},
+		What: "The legacy engine updates every nested stack of a stack it updates, even one whose inputs are unchanged, and every " +
+			"stack below it. ResourceGroup's batch_create (tripleo-heat-templates' role groups, NodeCreateBatchSize 30) creates " +
+			"members a batch at a time, each batch an update of the group: every batch updated all earlier members with their " +
+			"whole subtrees, so the create of N nodes grew as N². Our engine plugin ends a nested stack's update before it starts " +
+			"when Heat's stored state says it has these inputs already: the nested stack is CREATE or UPDATE_COMPLETE and unlocked, " +
+			"its stored template, environment, files and timeout equal what the update would send, and no resource of the whole " +
+			"stack tree is FAILED (a failed or marked-unhealthy one is still reached, as Heat would). Legacy engine only. Cost: " +
+			"such a nested stack keeps its CREATE_COMPLETE state and updated time (its resource in the parent goes UPDATE_COMPLETE " +
+			"as before); a resource inside it whose real state changed without Heat knowing (nothing in an ephemeral Heat) is not " +
+			"looked at again, as for any unchanged resource.",
+		Effect: EffectCreate,
+	},
+	{
 		Name:  "sqlite_no_ping",
 		Title: "[database] connection_parameters = plugin=" + heatdir.SQLiteNoPingPlugin,
 		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.SQLiteNoPingPlugin}},

@@ -318,6 +318,152 @@ class LegacyUpdateOutputs(CreateEnginePlugin):
         _apply_once("legacy_update_outputs", _legacy_update_outputs)
 
 
+# --- nested_unchanged -----------------------------------------------------
+#
+# The legacy engine updates every nested stack of a stack it updates, even a
+# nested stack whose inputs are the ones it already has:
+# StackResource._needs_update always says yes ("let the individual resources
+# in it decide"), so the nested stack is loaded, its template stored again,
+# its resources walked one by one, and so is every stack below it.
+# ResourceGroup's batch_create (tripleo-heat-templates' role groups:
+# update_policy batch_create, NodeCreateBatchSize 30) creates a group's
+# members a batch at a time, each batch an update of the group's nested
+# stack, so each batch updates every member created before it, subtree and
+# all: a create of N nodes does about N²/60 such member updates, each
+# costing more as N grows (the per-node maps of THT's environment are in
+# every nested stack's environment).
+#
+# This lever ends a nested stack's update before it starts when the nested
+# stack already has exactly these inputs, decided from what Heat stored, not
+# from memory of this process: the nested stack is CREATE or UPDATE
+# COMPLETE, unlocked, with the same timeout; its stored raw template has the
+# template and environment the update would store, and its files have the
+# same content (heat_stack and heatclient also send the environment files
+# there: a changed parameter reaches every nested stack this way, so only
+# updates that leave the files alone skip anything); and no resource of the
+# whole stack tree (root_stack_id) is FAILED (a failed or marked-unhealthy
+# resource anywhere below must be reached by the update, as Heat would).
+# The resource itself still goes UPDATE_IN_PROGRESS to UPDATE_COMPLETE; its
+# nested stack keeps its state and updated time. Convergence stacks, a
+# "converge" update and a rollback are Heat's own code, unchanged.
+
+_UNCHANGED = "ephemeral_heat_unchanged"
+_HELD_DEFN = "_ephemeral_heat_child_defn"
+
+
+def _nested_unchanged():
+    if "heat.engine.scheduler" not in sys.modules:
+        return ""  # not a Heat engine process (heat-manage): nothing to do
+    from heat.common import exception
+    from heat.db.sqlalchemy import api as db_api
+    from heat.db.sqlalchemy import models
+    from heat.engine import resource
+    from heat.engine import template_files
+    from heat.engine.resources import stack_resource
+    from heat.objects import stack_lock
+
+    StackResource = stack_resource.StackResource
+    orig_update = _require(StackResource, "update_with_template",
+                           ("self", "child_template", "user_params",
+                            "timeout_mins"))
+    orig_defn = _require(StackResource, "child_definition",
+                         ("self", "child_template", "user_params",
+                          "nested_identifier"))
+    orig_check = _require(StackResource, "check_update_complete",
+                          ("self", "cookie"))
+    _require(db_api, "stack_get", ("context", "stack_id", "show_deleted",
+                                   "eager_load"))
+    _require(db_api, "raw_template_get", ("context", "template_id"))
+    _require(template_files, "TemplateFiles")
+    _require(stack_lock.StackLock, "get_engine_id", ("context", "stack_id"))
+    for col in ("root_stack_id", "status"):
+        getattr(models.Resource, col)
+    if "self.child_definition(" not in inspect.getsource(
+            StackResource._stack_kwargs):
+        raise TypeError("StackResource._stack_kwargs does not call "
+                        "child_definition")
+
+    def unchanged(self, child_template, user_params, timeout_mins):
+        """The child definition, and whether the nested stack has it."""
+        st = self.stack
+        if (st.convergence or self.converge or self.resource_id is None or
+                st.action == st.ROLLBACK or
+                type(self).check_update_complete is not check_update_complete):
+            return None, False
+        ctx = self.context
+        try:
+            row = db_api.stack_get(ctx, self.resource_id, show_deleted=False,
+                                   eager_load=False)
+        except exception.NotFound:
+            return None, False
+        if timeout_mins is None:
+            timeout_mins = st.timeout_mins
+        if (row is None or row.convergence or row.status != st.COMPLETE or
+                row.action not in (st.CREATE, st.UPDATE) or
+                row.timeout != timeout_mins or
+                stack_lock.StackLock.get_engine_id(ctx, row.id) is not None):
+            return None, False
+        root = self.root_stack_id or st.root_stack_id()
+        failed = ctx.session.query(models.Resource.id).filter_by(
+            root_stack_id=root, status=resource.Resource.FAILED).first()
+        if failed is not None:
+            return None, False
+        defn = orig_defn(self, child_template, user_params, None)
+        t = defn.t
+        files_id = t.files.files_id
+        rt = db_api.raw_template_get(ctx, row.raw_template_id)
+        same = (rt.files is None and rt.template == t.t and
+                rt.environment == t.env.env_as_dict() and
+                ((files_id is not None and rt.files_id == files_id) or
+                 # stored again by a later update: the same content?
+                 dict(template_files.TemplateFiles(rt.files_id)) ==
+                 dict(t.files)))
+        return defn, same
+
+    def update_with_template(self, child_template, user_params=None,
+                             timeout_mins=None):
+        defn, same = unchanged(self, child_template, user_params,
+                               timeout_mins)
+        if same:
+            LOG.debug("ephemeral.heat: %s: nested stack %s has these inputs "
+                      "already, not updated", self.name, self.resource_id)
+            return {_UNCHANGED: True}
+        if defn is not None:
+            # Heat's update asks for the same definition: hand it this one.
+            self.__dict__[_HELD_DEFN] = (child_template, user_params, defn)
+        try:
+            return orig_update(self, child_template, user_params,
+                               timeout_mins)
+        finally:
+            self.__dict__.pop(_HELD_DEFN, None)
+
+    def child_definition(self, child_template=None, user_params=None,
+                         nested_identifier=None):
+        held = self.__dict__.pop(_HELD_DEFN, None)
+        if (held is not None and nested_identifier is None and
+                held[0] is child_template and held[1] is user_params):
+            return held[2]
+        return orig_defn(self, child_template, user_params, nested_identifier)
+
+    def check_update_complete(self, cookie=None):
+        if isinstance(cookie, dict) and cookie.get(_UNCHANGED):
+            return True
+        return orig_check(self, cookie)
+
+    StackResource.check_update_complete = check_update_complete
+    StackResource.child_definition = child_definition
+    StackResource.update_with_template = update_with_template
+    return None
+
+
+class NestedUnchanged(CreateEnginePlugin):
+    """ephemeral_heat_nested_unchanged: see _nested_unchanged."""
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        _apply_once("nested_unchanged", _nested_unchanged)
+
+
 # --- sqlite_no_ping -------------------------------------------------------
 #
 # oslo.db pings the database ("SELECT 1") every time a session takes a
