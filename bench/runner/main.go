@@ -25,10 +25,10 @@ func main() {
 	rounds := flag.Int("rounds", 5, "runs per side for the quick rows (at least 5)")
 	createRounds := flag.Int("create-rounds", 3, "runs per side for the stack creates")
 	noTuning := flag.Bool("no-tuning", false, "skip the heat_tuning_* rows")
-	realRounds := flag.Int("real-tht-rounds", 3, "rounds of the real-THT groups (minutes per create)")
+	realRounds := flag.Int("real-tht-rounds", 1, "rounds of the real-THT groups (minutes per create; the stock side about 5 minutes per operation)")
 	scale := flag.String("scale-counts", "", "Compute counts of real_tht_scale (default 1,10,50,100)")
-	stockMax := flag.Int("stock-scale-max", 100, "largest Compute count of real_tht_scale also created with the stock heat.conf")
-	stockRerunMax := flag.Int("stock-rerun-max", 10, "largest Compute count of real_tht_scale whose stock full update is measured")
+	stockMax := flag.Int("stock-scale-max", 1, "largest Compute count of real_tht_scale also created with the stock heat.conf")
+	stockRerunMax := flag.Int("stock-rerun-max", 0, "largest Compute count of real_tht_scale whose stock full update is measured (real_tht_rerun measures it at Compute 2)")
 	render := flag.Bool("render", false, "only rewrite results.md from results.json (no measurement)")
 	flag.Parse()
 	if *render {

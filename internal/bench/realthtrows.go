@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
@@ -202,49 +201,103 @@ func RealTHTRows(ctx context.Context, env *Env, rounds int) []Row {
 	return rows
 }
 
+// tuningAtComputes names the create settings that act only on a larger
+// overcloud, with the Compute count of their real-THT left-out row:
+// nested_unchanged acts on ResourceGroup's batch_create, which THT's role
+// groups use above NodeCreateBatchSize (30) nodes.
+var tuningAtComputes = map[string]int{"nested_unchanged": 50}
+
 // RealTHTTuningRows measures, on the real-THT create, our heat.conf against
-// ours without each create-time setting ("heat_tuning_NAME_real_tht_left_out"),
-// interleaved, with heat_stack on a fresh Heat per run.
+// ours without each create-time setting ("heat_tuning_NAME_real_tht_left_out",
+// or "heat_tuning_NAME_real_tht_cN_left_out" at the Compute count
+// tuningAtComputes gives), interleaved, with heat_stack on a fresh Heat per
+// run.
 func RealTHTTuningRows(ctx context.Context, env *Env, rounds int) []Row {
 	base, err := os.MkdirTemp(env.Work, "realtht-tuning-")
 	if err != nil {
 		return []Row{Unavailable("heat_tuning_real_tht", "real-THT tuning", "", "", err.Error())}
 	}
 	defer os.RemoveAll(base)
-	rt, err := NewRealTHT(filepath.Join(base, "overcloud-deploy"), RealTHTComputes)
-	if err != nil {
-		return []Row{Unavailable("heat_tuning_real_tht", "real-THT tuning", "", "", "generating the workload (tests/tht): "+err.Error())}
-	}
-	cfgs := []HeatConfig{Ours}
+	byName := map[string]HeatConfig{}
 	for _, c := range TuningConfigs() {
-		if strings.HasSuffix(c.Name, LeftOut) {
-			cfgs = append(cfgs, c)
+		byName[c.Name] = c
+	}
+	// measure interleaves ours with ours without each named setting on the
+	// real-THT create with computes Compute nodes.
+	measure := func(computes int, names []string) (map[string]Samples, error) {
+		rt, err := NewRealTHT(filepath.Join(base, fmt.Sprintf("overcloud-deploy-c%d", computes)), computes)
+		if err != nil {
+			return nil, fmt.Errorf("generating the workload (tests/tht): %w", err)
+		}
+		cfgs := []HeatConfig{Ours}
+		for _, n := range names {
+			cfgs = append(cfgs, byName["heat_tuning_"+n+LeftOut])
+		}
+		var vs []Variant
+		for _, c := range cfgs {
+			c := c
+			vs = append(vs, Variant{Name: c.Name, Run: func(ctx context.Context) (time.Duration, error) {
+				h, err := Launchers[0].Launch(ctx, base, c)
+				if err != nil {
+					return 0, fmt.Errorf("launch: %w", err)
+				}
+				defer h.Close()
+				return OursExpect(ctx, h.Endpoint, rt.OursOptions(false), "CREATE_COMPLETE", true)
+			}})
+		}
+		return Interleave(ctx, env.Log, fmt.Sprintf("real_tht_tuning_c%d", computes), rounds, vs), nil
+	}
+	var small []string
+	atScale := map[int][]string{}
+	for _, st := range tuning.Settings() {
+		if st.Effect != tuning.EffectCreate {
+			continue
+		}
+		if n, ok := tuningAtComputes[st.Name]; ok {
+			atScale[n] = append(atScale[n], st.Name)
+		} else {
+			small = append(small, st.Name)
 		}
 	}
-	var vs []Variant
-	for _, c := range cfgs {
-		c := c
-		vs = append(vs, Variant{Name: c.Name, Run: func(ctx context.Context) (time.Duration, error) {
-			h, err := Launchers[0].Launch(ctx, base, c)
-			if err != nil {
-				return 0, fmt.Errorf("launch: %w", err)
-			}
-			defer h.Close()
-			return OursExpect(ctx, h.Endpoint, rt.OursOptions(false), "CREATE_COMPLETE", true)
-		}})
+	samples := map[int]map[string]Samples{}
+	for _, n := range append([]int{RealTHTComputes}, sortedInts(atScale)...) {
+		names := small
+		if n != RealTHTComputes {
+			names = atScale[n]
+		}
+		s, err := measure(n, names)
+		if err != nil {
+			return []Row{Unavailable("heat_tuning_real_tht", "real-THT tuning", "", "", err.Error())}
+		}
+		samples[n] = s
 	}
-	s := Interleave(ctx, env.Log, "real_tht_tuning", rounds, vs)
 	var rows []Row
 	for _, st := range tuning.Settings() {
 		if st.Effect != tuning.EffectCreate {
 			continue
 		}
-		name := "heat_tuning_" + st.Name + LeftOut
-		rows = append(rows, NewRow("heat_tuning_"+st.Name+"_real_tht"+LeftOut, "real-THT create with our heat.conf against ours without "+st.Title,
-			"our heat.conf", "ours without "+st.Title, s["ours"], s[name],
-			fmt.Sprintf("what this setting adds to the others on the real-THT create (Compute %d), heat_stack, fresh Heat per run, %d interleaved rounds", RealTHTComputes, rounds)))
+		n, ok := tuningAtComputes[st.Name]
+		row := "heat_tuning_" + st.Name + "_real_tht" + LeftOut
+		if !ok {
+			n = RealTHTComputes
+		} else {
+			row = fmt.Sprintf("heat_tuning_%s_real_tht_c%d%s", st.Name, n, LeftOut)
+		}
+		s := samples[n]
+		rows = append(rows, NewRow(row, "real-THT create with our heat.conf against ours without "+st.Title,
+			"our heat.conf", "ours without "+st.Title, s["ours"], s["heat_tuning_"+st.Name+LeftOut],
+			fmt.Sprintf("what this setting adds to the others on the real-THT create (Compute %d), heat_stack, fresh Heat per run, %d interleaved rounds", n, rounds)))
 	}
 	return rows
+}
+
+func sortedInts(m map[int][]string) []int {
+	var out []int
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
 }
 
 func durations(s []opSample) Samples {

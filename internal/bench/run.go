@@ -71,7 +71,7 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 		o.CreateRounds = 3
 	}
 	if o.RealTHTRounds < 1 {
-		o.RealTHTRounds = 3
+		o.RealTHTRounds = 1
 	}
 	if len(o.ScaleCounts) == 0 {
 		o.ScaleCounts = ScaleCounts
