@@ -18,8 +18,6 @@ import (
 // nested stack is created with 2 members, then updated to 4 and to 5.
 var batchCreateFiles = map[string]string{
 	"top.yaml": `heat_template_version: wallaby
-parameters:
-  greeting: {type: string, default: hello}
 resources:
   group:
     type: OS::Heat::ResourceGroup
@@ -30,12 +28,8 @@ resources:
       resource_def:
         type: OS::Batch::Member
         properties: {index: '%index%'}
-  hello:
-    type: OS::Heat::Value
-    properties: {value: {get_param: greeting}}
 outputs:
   names: {value: {get_attr: [group, name]}}
-  hello: {value: {get_attr: [hello, value]}}
 `,
 	"member.yaml": `heat_template_version: wallaby
 parameters:

@@ -383,6 +383,8 @@ def _nested_unchanged():
         raise TypeError("StackResource._stack_kwargs does not call "
                         "child_definition")
 
+    failures = [0]  # comparisons that raised (the first is logged)
+
     def unchanged(self, child_template, user_params, timeout_mins):
         """The child definition, and whether the nested stack has it."""
         st = self.stack
@@ -422,8 +424,16 @@ def _nested_unchanged():
 
     def update_with_template(self, child_template, user_params=None,
                              timeout_mins=None):
-        defn, same = unchanged(self, child_template, user_params,
-                               timeout_mins)
+        try:
+            defn, same = unchanged(self, child_template, user_params,
+                                   timeout_mins)
+        except Exception as e:  # leave the update to Heat, as before
+            if not failures[0]:
+                LOG.warning("ephemeral.heat: nested_unchanged could not "
+                            "compare %s's nested stack, Heat updates it as "
+                            "before: %s: %s", self.name, type(e).__name__, e)
+            failures[0] += 1
+            defn, same = None, False
         if same:
             LOG.debug("ephemeral.heat: %s: nested stack %s has these inputs "
                       "already, not updated", self.name, self.resource_id)
