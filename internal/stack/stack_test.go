@@ -92,7 +92,6 @@ func TestWithHeat(t *testing.T) {
 	t.Run("back-to-back", func(t *testing.T) { t.Parallel(); testBackToBack(t, c) })
 	t.Run("nested-edit", func(t *testing.T) { t.Parallel(); testNestedEdit(t, c) })
 	t.Run("batch-create", func(t *testing.T) { t.Parallel(); testBatchCreate(t, c) })
-	t.Run("batch-create", func(t *testing.T) { t.Parallel(); testBatchCreate(t, c) })
 }
 
 // stackEvents counts the events of a stack itself (not its resources') with
