@@ -78,7 +78,7 @@ install: collection ## install the tarball into .collections/ (what the integrat
 test: deps install lint ## the whole suite: deps, build, lint, unit and integration tests against real Heat
 	$(GO) test -count=1 -timeout 60m -p 1 ./...
 
-bench: deps check-go ## benchmarks vs baselines, same run (about 2 h in full, most of it the stock real-THT side): bench/results.md and bench/results.json; BENCH_ARGS='-only launch'
+bench: deps check-go ## benchmarks vs baselines, same run (about 1 h 45 min in full, most of it the stock real-THT side): bench/results.md and bench/results.json; BENCH_ARGS='-only launch'
 	$(GO) run ./bench/runner $(BENCH_ARGS)
 
 demo: deps install ## launch native Heat, list stacks through openstack, stop it
