@@ -267,14 +267,15 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// SameContent reports whether path exists with exactly data as its content and
-// mode as its permission bits.
+// SameContent reports whether path is a regular file (not a symlink) with
+// exactly data as its content and mode as its permission bits. Only a
+// regular file of that size is read, never through a symlink.
 func SameContent(path string, data []byte, mode os.FileMode) bool {
-	st, err := os.Stat(path)
-	if err != nil || st.Mode().Perm() != mode || st.Size() != int64(len(data)) {
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != mode || st.Size() != int64(len(data)) {
 		return false
 	}
-	old, err := os.ReadFile(path)
+	old, err := ReadOwn(path, Limit{Bytes: int64(len(data))}, "file")
 	return err == nil && string(old) == string(data)
 }
 

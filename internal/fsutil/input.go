@@ -86,14 +86,28 @@ func ModeName(m fs.FileMode) string {
 // swapped in meanwhile cannot block), so only a regular file is ever read.
 // what names its role in errors ("template", "dump" ...).
 func OpenInput(path, what string) (*os.File, fs.FileInfo, error) {
-	st, err := os.Stat(path)
+	return openInput(path, what, false)
+}
+
+// OpenOwn is OpenInput for a file inside a directory of ours (a working
+// dir's, a heat_dir's): a symlink there is refused, never followed.
+func OpenOwn(path, what string) (*os.File, fs.FileInfo, error) {
+	return openInput(path, what, true)
+}
+
+func openInput(path, what string, noFollow bool) (*os.File, fs.FileInfo, error) {
+	stat, flags := os.Stat, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY
+	if noFollow {
+		stat, flags = os.Lstat, flags|syscall.O_NOFOLLOW
+	}
+	st, err := stat(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", what, path, unwrapPath(err))
 	}
 	if !st.Mode().IsRegular() {
 		return nil, nil, &NotRegularError{What: what, Path: path, Mode: st.Mode()}
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := os.OpenFile(path, flags, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", what, path, unwrapPath(err))
 	}
@@ -121,6 +135,22 @@ func ReadInput(path string, lim Limit, what string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readBounded(f, st, path, lim, what)
+}
+
+// ReadOwn is ReadInput through OpenOwn: a file of a directory of ours,
+// never read through a symlink. A missing file's error wraps
+// fs.ErrNotExist.
+func ReadOwn(path string, lim Limit, what string) ([]byte, error) {
+	f, st, err := OpenOwn(path, what)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readBounded(f, st, path, lim, what)
+}
+
+func readBounded(f *os.File, st fs.FileInfo, path string, lim Limit, what string) ([]byte, error) {
 	if lim.Bytes > 0 && st.Size() > lim.Bytes {
 		return nil, &TooLargeError{What: what, Path: path, Size: st.Size(), Limit: lim}
 	}

@@ -41,6 +41,7 @@ const Marker = ".ephemeral-heat"
 const (
 	KindHeatDir        = "heat_dir"
 	KindConfigDownload = "config_download"
+	KindWorkDir        = "work_dir"
 )
 
 const markerPrefix = "ephemeral.heat "
@@ -149,6 +150,45 @@ func MkdirAll(param, dir string) ([]string, error) {
 		created = append(created, p)
 	}
 	return created, nil
+}
+
+// SubDir makes sure path, a directory inside a directory of ours that a
+// module writes in (a working dir's outputs/, a heat_dir's log/), is a
+// private directory of ours: a missing one is created with mode 0700; an
+// existing one must pass OwnDir (a symlink, another user's, or one others
+// may write to is refused, never chmodded); one of ours that others may
+// read is made private. It reports whether it created or changed it.
+func SubDir(param, path string) (bool, error) {
+	st, err := os.Lstat(path)
+	if os.IsNotExist(err) {
+		if err := os.Mkdir(path, fsutil.PrivateDirMode); err != nil && !errors.Is(err, os.ErrExist) {
+			return false, fmt.Errorf("creating %s (%s): %w", path, param, err)
+		}
+		if st, err = os.Lstat(path); err != nil {
+			return false, fmt.Errorf("creating %s (%s): %w", path, param, err)
+		}
+		if err := OwnDir(param, path, st); err != nil {
+			return false, err
+		}
+		// mkdir is subject to the umask: make it exact.
+		if err := os.Chmod(path, fsutil.PrivateDirMode); err != nil {
+			return false, fmt.Errorf("restricting %s to mode 0700: %w", path, err)
+		}
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s %s: %w", param, path, err)
+	}
+	if err := OwnDir(param, path, st); err != nil {
+		return false, err
+	}
+	if st.Mode().Perm() == fsutil.PrivateDirMode {
+		return false, nil
+	}
+	if err := os.Chmod(path, fsutil.PrivateDirMode); err != nil {
+		return false, fmt.Errorf("restricting %s to mode 0700: %w", path, err)
+	}
+	return true, nil
 }
 
 // Dir checks a directory a module fills, swaps or removes things in: if it

@@ -40,6 +40,7 @@ func Tag(id string) string { return TagVar + "=" + id }
 type Info struct {
 	PID        int
 	State      byte
+	PPID       int
 	PGID       int
 	StartTicks uint64
 	Cmdline    []string
@@ -66,13 +67,14 @@ func Inspect(pid int) (Info, error) {
 		return Info{}, fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
 	f := strings.Fields(string(b[i+2:]))
-	// f[0] is field 3 (state); pgrp is field 5, starttime field 22.
+	// f[0] is field 3 (state); ppid is field 4, pgrp field 5, starttime field 22.
 	if len(f) < 20 {
 		return Info{}, fmt.Errorf("malformed /proc/%d/stat", pid)
 	}
+	ppid, _ := strconv.Atoi(f[1])
 	pgid, _ := strconv.Atoi(f[2])
 	start, _ := strconv.ParseUint(f[19], 10, 64)
-	info := Info{PID: pid, State: f[0][0], PGID: pgid, StartTicks: start}
+	info := Info{PID: pid, State: f[0][0], PPID: ppid, PGID: pgid, StartTicks: start}
 	if c, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
 		info.Cmdline = splitNul(c)
 	}

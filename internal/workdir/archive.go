@@ -42,7 +42,7 @@ func (l Layout) excluded(rel string, d fs.DirEntry) string {
 		return "live database"
 	case rel == HeatLauncherDir+"/"+heatdir.MariaDBDir:
 		return "live database"
-	case rel == HeatLauncherDir+"/"+heatdir.LockFile:
+	case rel == HeatLauncherDir+"/"+heatdir.LockFile || rel == LockFile:
 		return "lock"
 	case !d.IsDir() && !d.Type().IsRegular():
 		return "not a regular file"

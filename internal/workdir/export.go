@@ -141,7 +141,7 @@ func (l Layout) WriteExport(check bool) (*Export, error) {
 	} else {
 		files[l.RC()] = rc
 	}
-	changed, err := writeChanged(files, check, "writing", nil)
+	changed, err := l.writeChanged(files, check, "writing")
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (l Layout) WriteExport(check bool) (*Export, error) {
 // exportPasswords are the passwords of the passwords file but the Ceph
 // ones (export.export_passwords).
 func (l Layout) exportPasswords(ex *Export) (map[string]any, error) {
-	if _, err := os.Stat(l.Passwords()); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(l.Passwords()); errors.Is(err, fs.ErrNotExist) {
 		ex.Skipped["passwords"] = "no passwords file " + l.Passwords() + " (password generation is off)"
 		return map[string]any{}, nil
 	}
@@ -173,12 +173,12 @@ func (l Layout) exportPasswords(ex *Export) (map[string]any, error) {
 // savedOutput reads outputs/<key> (utils.get_stack_saved_output_item): ok
 // is false when there is no such file.
 func (l Layout) savedOutput(key string) (any, bool, error) {
-	b, err := os.ReadFile(l.Output(key))
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := readFile(l.Output(key), "saved output")
+	if isNotExist(err) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("reading the saved output %s: %w", key, err)
+		return nil, false, err
 	}
 	var v any
 	if err := yaml.Unmarshal(b, &v); err != nil {
@@ -191,12 +191,12 @@ func (l Layout) savedOutput(key string) (any, bool, error) {
 // there is nothing to export.
 func (l Layout) configDownloadJSON(rel string) (any, string, error) {
 	p := filepath.Join(l.ConfigDownload(), filepath.FromSlash(rel))
-	b, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := readFile(p, "config-download file")
+	if isNotExist(err) {
 		return nil, "config-download has no " + rel + " (tripleo-common stable/wallaby writes none)", nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("reading %s: %w", p, err)
+		return nil, "", err
 	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {

@@ -54,7 +54,7 @@ func (l Layout) Prepare(genPasswords bool, names []string, check bool) (*Prepare
 				p.EnvironmentsBefore = append(p.EnvironmentsBefore, tmp)
 			}
 		} else {
-			if _, err := fsutil.EnsurePrivateDir(l.Dir); err != nil {
+			if _, err := l.Ensure(); err != nil {
 				return nil, err
 			}
 			s, err := passwords.Ensure(l.Passwords(), names)
@@ -65,7 +65,7 @@ func (l Layout) Prepare(genPasswords bool, names []string, check bool) (*Prepare
 			p.EnvironmentsBefore = append(p.EnvironmentsBefore, l.Passwords())
 		}
 	}
-	if st, err := os.Stat(l.ScaleDown()); err == nil && st.Mode().IsRegular() {
+	if st, err := os.Lstat(l.ScaleDown()); err == nil && st.Mode().IsRegular() {
 		p.EnvironmentsAfter = append(p.EnvironmentsAfter, l.ScaleDown())
 	}
 	return p, nil

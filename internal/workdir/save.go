@@ -78,8 +78,7 @@ func (l Layout) Save(ctx context.Context, c *heatapi.Client, check bool) (*SaveR
 	}
 	files[l.Nodes()] = yamlOf(nodes)
 
-	changed, err := writeChanged(files, check, "saving",
-		[]string{l.Dir, l.path(OutputsDir), l.path(EnvironmentDir)})
+	changed, err := l.writeChanged(files, check, "saving", l.path(OutputsDir), l.path(EnvironmentDir))
 	if err != nil {
 		return nil, err
 	}
@@ -88,12 +87,14 @@ func (l Layout) Save(ctx context.Context, c *heatapi.Client, check bool) (*SaveR
 	return res, nil
 }
 
-// writeChanged writes each of files (path to content, mode 0600) whose
-// content differs from what is on disk, in path order, and returns those
-// paths; in check mode it only returns them. Before the first write it
-// makes each of dirs a private directory (fsutil.EnsurePrivateDir). verb
-// names the write in its error ("writing", "saving").
-func writeChanged(files map[string][]byte, check bool, verb string, dirs []string) ([]string, error) {
+// writeChanged writes each of files (path to content, mode 0600,
+// atomically: a symlink or anything else in the way is replaced, never
+// written through) whose content differs from what is on disk, in path
+// order, and returns those paths; in check mode it only returns them.
+// Before the first write it makes the working dir (Ensure) and each of
+// dirs inside it (ensureSub) private directories of ours. verb names the
+// write in its error ("writing", "saving").
+func (l Layout) writeChanged(files map[string][]byte, check bool, verb string, dirs ...string) ([]string, error) {
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		paths = append(paths, p)
@@ -108,12 +109,17 @@ func writeChanged(files map[string][]byte, check bool, verb string, dirs []strin
 		if check {
 			continue
 		}
-		for _, d := range dirs {
-			if _, err := fsutil.EnsurePrivateDir(d); err != nil {
+		if dirs != nil {
+			if _, err := l.Ensure(); err != nil {
 				return nil, err
 			}
+			for _, d := range dirs {
+				if err := l.ensureSub(d); err != nil {
+					return nil, err
+				}
+			}
+			dirs = []string{} // made: the next writes go to the same directories
 		}
-		dirs = nil // made: the next writes go to the same directories
 		if err := fsutil.WriteFileAtomic(p, files[p], fsutil.SecretFileMode); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", verb, p, err)
 		}

@@ -1,10 +1,7 @@
 package workdir
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"gopkg.in/yaml.v3"
 
@@ -34,12 +31,12 @@ type Status struct {
 
 // ReadStatus reads the status file; nil when there is none.
 func (l Layout) ReadStatus() (*Status, error) {
-	b, err := os.ReadFile(l.Status())
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := readFile(l.Status(), "deployment status")
+	if isNotExist(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the deployment status: %w", err)
+		return nil, err
 	}
 	var s Status
 	if err := yaml.Unmarshal(b, &s); err != nil {
@@ -68,7 +65,7 @@ func (l Layout) WriteStatus(s Status, check bool) (bool, error) {
 	if check {
 		return true, nil
 	}
-	if _, err := fsutil.EnsurePrivateDir(l.Dir); err != nil {
+	if _, err := l.Ensure(); err != nil {
 		return false, err
 	}
 	if err := fsutil.WriteFileAtomic(l.Status(), b, fsutil.SecretFileMode); err != nil {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dirlock"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/passwords"
@@ -28,6 +29,9 @@ const (
 	actExport    = "export"
 	actArchive   = "archive"
 	actScaleDown = "scale_down"
+	actLock      = "lock"
+	actUnlock    = "unlock"
+	actRecord    = "fingerprint"
 )
 
 var spec = &module.Spec{
@@ -36,8 +40,8 @@ var spec = &module.Spec{
 	Params: []module.Param{
 		{Name: "work_dir", Type: module.Path, Required: true, Help: "the working directory, e.g. ~/overcloud-deploy/overcloud"},
 		{Name: "stack", Default: "overcloud", Help: "stack name"},
-		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown},
-			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down"},
+		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord},
+			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs)"},
 		{Name: "passwords", Type: module.Bool, Default: true, Help: "prepare: generate the passwords file once and reuse it"},
 		{Name: "status", Choices: workdir.Statuses, Help: "status: the deployment status to write"},
 		{Name: "phase", Help: "status: the phase the deploy is in (deployment_phase)"},
@@ -45,7 +49,21 @@ var spec = &module.Spec{
 		{Name: "heat_dir", Type: module.Path, Help: "save: use the ephemeral Heat launched in this directory"},
 		{Name: "endpoint", Help: "save: no-auth Heat endpoint, e.g. http://127.0.0.1:8006/v1/admin"},
 		{Name: "cloud", Help: "save: clouds.yaml cloud of an existing Heat (Keystone password auth)"},
+		{Name: "fingerprint", Help: "fingerprint: the sha256 (hex) of the inputs of the deploy that just succeeded"},
+		{Name: "lock_token", NoLog: true, Help: "the token of the working dir's lock a playbook holds (action=lock); the action then does not wait for that lock"},
+		{Name: "lock_wait", Type: module.Int, Default: 30, Range: module.Between(0, 3600), Help: "seconds to wait for another operation on the working dir before failing"},
+		{Name: "owner_pid", Type: module.Int, Default: 0, Range: module.Between(0, 1<<22), Help: "lock: the process the lock is held for, until it ends (0: the ansible-playbook running this task)"},
 	},
+}
+
+// writes says whether an action writes the working dir (and so takes its
+// lock, outside check mode).
+func writes(action string) bool {
+	switch action {
+	case actLock, actUnlock:
+		return false
+	}
+	return true
 }
 
 func run(ctx *module.Context) (module.Result, error) {
@@ -55,12 +73,35 @@ func run(ctx *module.Context) (module.Result, error) {
 		return module.Result{"changed": false}, err
 	}
 	res := module.Result{"changed": false, "paths": l.Paths()}
-	for _, n := range []string{"status", "phase", "hosts", "heat_dir", "endpoint", "cloud"} {
-		if p.Given(n) && !allowed(p.Str("action"), n) {
-			return res, fmt.Errorf("parameter %q does not apply to action %s", n, p.Str("action"))
+	action := p.Str("action")
+	for _, n := range []string{"status", "phase", "hosts", "heat_dir", "endpoint", "cloud", "fingerprint", "owner_pid"} {
+		if p.Given(n) && !allowed(action, n) {
+			return res, fmt.Errorf("parameter %q does not apply to action %s", n, action)
 		}
 	}
-	switch p.Str("action") {
+	if err := l.Guard(); err != nil {
+		return res, err
+	}
+	if writes(action) && !ctx.CheckMode {
+		lock, err := l.Lock(context.Background(), p.Str("lock_token"), time.Duration(p.Int("lock_wait"))*time.Second)
+		if err != nil {
+			return res, err
+		}
+		defer lock.Unlock()
+	}
+	switch action {
+	case actLock:
+		return lock(ctx, l, res)
+	case actUnlock:
+		return unlock(ctx, l, res)
+	case actRecord:
+		if !p.Given("fingerprint") {
+			return res, fmt.Errorf("action fingerprint needs fingerprint (the sha256 of the deploy's inputs)")
+		}
+		changed, err := l.WriteFingerprint(p.Str("fingerprint"), ctx.CheckMode)
+		res["changed"], res["fingerprint"] = changed, p.Str("fingerprint")
+		res["msg"] = l.DeployInputs() + ": the inputs of this deploy"
+		return res, err
 	case actPrepare:
 		return prepare(ctx, l, res)
 	case actStatus:
@@ -109,8 +150,72 @@ func allowed(action, param string) bool {
 		return action == actScaleDown
 	case "heat_dir", "endpoint", "cloud":
 		return action == actSave
+	case "fingerprint":
+		return action == actRecord
+	case "owner_pid":
+		return action == actLock
 	}
 	return true
+}
+
+// lock takes the working dir's lock for the playbook running this task
+// (or owner_pid): a detached holder keeps it until that process ends or
+// action=unlock. In check mode nothing is locked (nothing is written).
+func lock(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {
+	p := ctx.Params
+	res["lock_token"] = ""
+	if ctx.CheckMode {
+		res["msg"] = "check mode: the working dir is not locked (nothing is written)"
+		return res, nil
+	}
+	if p.Given("lock_token") {
+		if _, err := l.Lock(context.Background(), p.Str("lock_token"), 0); err != nil {
+			return res, err
+		}
+		res["lock_token"], res["msg"] = p.Str("lock_token"), "the working dir is already locked under this token"
+		return res, nil
+	}
+	owner := p.Int("owner_pid")
+	if owner == 0 {
+		owner = module.PlaybookPID()
+		if owner == 0 && ctx.Interactive {
+			owner = os.Getppid()
+		}
+		if owner == 0 {
+			return res, fmt.Errorf("owner_pid: no ansible-playbook runs this task on this host: give owner_pid, the process the lock is held for")
+		}
+	}
+	token, pid, err := l.Hold(owner, time.Duration(p.Int("lock_wait"))*time.Second, nil)
+	if err != nil {
+		return res, err
+	}
+	res["changed"], res["lock_token"], res["holder_pid"], res["owner_pid"] = true, token, pid, owner
+	res["lock"] = l.LockPath()
+	res["msg"] = fmt.Sprintf("%s locked for pid %d (holder pid %d) until it ends or action=unlock", l.Dir, owner, pid)
+	return res, nil
+}
+
+// unlock lets go of the lock a playbook holds under lock_token.
+func unlock(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {
+	tok := ctx.Params.Str("lock_token")
+	if tok == "" {
+		res["msg"] = "no lock_token: nothing to let go"
+		return res, nil
+	}
+	if ctx.CheckMode {
+		res["msg"] = "check mode: nothing was locked"
+		return res, nil
+	}
+	released, err := l.Release(tok)
+	if err != nil {
+		return res, err
+	}
+	res["changed"] = released
+	res["msg"] = "the working dir's lock was let go"
+	if !released {
+		res["msg"] = "no holder held the working dir's lock under this token (its playbook had let go, or it ended)"
+	}
+	return res, nil
 }
 
 func prepare(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {
@@ -118,6 +223,11 @@ func prepare(ctx *module.Context, l workdir.Layout, res module.Result) (module.R
 	if err != nil {
 		return res, err
 	}
+	fp, err := l.ReadFingerprint()
+	if err != nil {
+		return res, err
+	}
+	res["previous_fingerprint"] = fp
 	res["changed"] = pr.Changed
 	res["environment_files_before"] = pr.EnvironmentsBefore
 	res["environment_files_after"] = pr.EnvironmentsAfter
@@ -239,4 +349,9 @@ func scaleDown(ctx *module.Context, l workdir.Layout, res module.Result) (module
 	return res, nil
 }
 
-func main() { module.Main(spec, run) }
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == dirlock.HoldArg {
+		os.Exit(dirlock.RunHolder(os.Args[2:]))
+	}
+	module.Main(spec, run)
+}

@@ -101,6 +101,13 @@ func TestActions(t *testing.T) {
 			}
 			if tc.want != nil {
 				got := files(t, wd)
+				// Every action that wrote marked the working dir as ours and took its lock.
+				for _, n := range []string{".ephemeral-heat", "workdir.lock"} {
+					if len(got) > 0 && got[n] != 0o600 {
+						t.Errorf("%s: mode %v, want 0600", n, got[n])
+					}
+					delete(got, n)
+				}
 				if len(got) != len(tc.want) {
 					t.Errorf("files %v, want %v", got, tc.want)
 				}
