@@ -40,7 +40,7 @@ func TestLockForAPlaybook(t *testing.T) {
 	pb := playbook(t)
 	res := call(t, map[string]any{"work_dir": wd, "action": "lock", "owner_pid": pb.Process.Pid})
 	tok, _ := res["lock_token"].(string)
-	if res["failed"] == true || res["changed"] != true || len(tok) != 32 {
+	if res["failed"] == true || res["changed"] != false || len(tok) != 32 {
 		t.Fatalf("lock: %v", res)
 	}
 	holder := int(res["holder_pid"].(float64))
@@ -82,7 +82,7 @@ func TestLockForAPlaybook(t *testing.T) {
 		t.Errorf("lock under its own token: %v", res)
 	}
 	res = call(t, map[string]any{"work_dir": wd, "action": "unlock", "lock_token": tok})
-	if res["failed"] == true || res["changed"] != true {
+	if res["failed"] == true || res["released"] != true {
 		t.Fatalf("unlock: %v", res)
 	}
 	res = call(t, map[string]any{"work_dir": wd, "action": "status", "status": "DEPLOY_SUCCESS", "lock_wait": 0})

@@ -168,7 +168,7 @@ func lock(ctx *module.Context, l workdir.Layout, res module.Result) (module.Resu
 		res["msg"] = "check mode: the working dir is not locked (nothing is written)"
 		return res, nil
 	}
-	if p.Given("lock_token") {
+	if p.Str("lock_token") != "" {
 		if _, err := l.Lock(context.Background(), p.Str("lock_token"), 0); err != nil {
 			return res, err
 		}
@@ -189,7 +189,9 @@ func lock(ctx *module.Context, l workdir.Layout, res module.Result) (module.Resu
 	if err != nil {
 		return res, err
 	}
-	res["changed"], res["lock_token"], res["holder_pid"], res["owner_pid"] = true, token, pid, owner
+	// A lock is no change of the working dir's state: it ends with its
+	// playbook (a second identical run still reports changed=0).
+	res["lock_token"], res["holder_pid"], res["owner_pid"] = token, pid, owner
 	res["lock"] = l.LockPath()
 	res["msg"] = fmt.Sprintf("%s locked for pid %d (holder pid %d) until it ends or action=unlock", l.Dir, owner, pid)
 	return res, nil
@@ -210,7 +212,7 @@ func unlock(ctx *module.Context, l workdir.Layout, res module.Result) (module.Re
 	if err != nil {
 		return res, err
 	}
-	res["changed"] = released
+	res["released"] = released
 	res["msg"] = "the working dir's lock was let go"
 	if !released {
 		res["msg"] = "no holder held the working dir's lock under this token (its playbook had let go, or it ended)"

@@ -1,14 +1,19 @@
 package integration
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/workdir"
 	"github.com/ephemeral-heat/ephemeral-heat/tests/tripleocommon"
 )
 
@@ -16,7 +21,9 @@ import (
 // exactly when nothing heat_stack would send changed. An identical re-run
 // starts no Heat and writes no dump; an edited provider template that
 // lives outside the top template's directory, named only by an
-// environment's resource_registry, is deployed.
+// environment's resource_registry, is deployed. A second deploy of the
+// same working dir started while the first runs is refused at the working
+// dir's lock, naming the first, and never touches the first's Heat.
 func TestDeploySkipFollowsEveryFileSent(t *testing.T) {
 	heattest.RequireHeat(t)
 	env := ansibleEnv(t)
@@ -45,9 +52,41 @@ func TestDeploySkipFollowsEveryFileSent(t *testing.T) {
 	book := filepath.Join(root, "playbooks", "deploy-overcloud.yml")
 	outputs := filepath.Join(work, "outputs", "skip-outputs.yaml")
 
-	changed, failed, out := playbook(t, env, book, vars...)
-	if failed != 0 || changed == 0 {
-		t.Fatalf("first deploy: changed=%d failed=%d\n%s", changed, failed, out)
+	// The first deploy, and a second one on the same working dir while it runs.
+	firstRun := exec.Command("ansible-playbook", append([]string{"-i", "localhost,", book}, vars...)...)
+	firstRun.Env = env
+	var firstOut bytes.Buffer
+	firstRun.Stdout, firstRun.Stderr = &firstOut, &firstOut
+	if err := firstRun.Start(); err != nil {
+		t.Fatal(err)
+	}
+	firstDone := make(chan error, 1)
+	go func() { firstDone <- firstRun.Wait() }()
+	lay, _ := workdir.New(work, "skip")
+	deadline := time.Now().Add(2 * time.Minute)
+	for lay.Holder() == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first deploy did not lock %s:\n%s", work, firstOut.String())
+		}
+		select {
+		case err := <-firstDone:
+			t.Fatalf("the first deploy ended (%v) before the second started:\n%s", err, firstOut.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	changed, failed, out := playbook(t, env, book, append(vars, "-e", "work_dir_lock_wait=1")...)
+	if failed == 0 || !strings.Contains(out, "is in use by pid "+strconv.Itoa(firstRun.Process.Pid)) {
+		t.Errorf("the second deploy of the same working dir was not refused naming the first (pid %d): changed=%d failed=%d\n%s",
+			firstRun.Process.Pid, changed, failed, out)
+	}
+	if strings.Contains(out, "Launch Heat") || strings.Contains(out, "tear Heat down") {
+		t.Errorf("the refused deploy went on to Heat:\n%s", out)
+	}
+	if err := <-firstDone; err != nil {
+		t.Fatalf("the first deploy failed (%v) beside a refused second one:\n%s", err, firstOut.String())
+	}
+	if lay.Holder() != "" {
+		t.Errorf("the working dir is still locked after the deploy: %s", lay.Holder())
 	}
 	first, _ := dumps.List(heatDir)
 	if len(first) != 1 {
