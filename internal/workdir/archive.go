@@ -2,10 +2,10 @@ package workdir
 
 import (
 	"archive/tar"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -55,13 +55,11 @@ func (l Layout) excluded(rel string, d fs.DirEntry) string {
 // every deploy: the working dir, its paths relative to it, without earlier
 // archives (tripleoclient leaves out every *.bzip2, which holds its Heat
 // dumps too) and without our database dumps and live database. The file is
-// written atomically, mode 0600 (it holds the passwords).
+// written unnamed, then linked in under the first name from now's second
+// on that no archive has yet (an earlier archive is never replaced, however
+// many are written in one second), mode 0600 (it holds the passwords).
 func (l Layout) WriteArchive(now time.Time) (*ArchiveResult, error) {
-	res := &ArchiveResult{Path: l.Archive(now), Left: []string{}}
-	if _, err := os.Stat(res.Path); err == nil {
-		// One archive per second at most: the next second's name.
-		res.Path = l.Archive(now.Add(time.Second))
-	}
+	res := &ArchiveResult{Left: []string{}}
 	type entry struct {
 		rel  string
 		path string
@@ -95,7 +93,12 @@ func (l Layout) WriteArchive(now time.Time) (*ArchiveResult, error) {
 		return nil, fmt.Errorf("reading %s: %w", l.Dir, err)
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].rel < entries[j].rel })
-	err = fsutil.WriteAtomic(res.Path, fsutil.SecretFileMode, func(w io.Writer) error {
+	pend, err := fsutil.NewPending(l.Dir, filepath.Base(l.Archive(now)), fsutil.SecretFileMode)
+	if err != nil {
+		return nil, fmt.Errorf("writing the deploy archive: %w", err)
+	}
+	defer pend.Discard()
+	err = func(w io.Writer) error {
 		bz, err := bzip2.NewWriter(w, &bzip2.WriterConfig{Level: bzip2.DefaultCompression})
 		if err != nil {
 			return err
@@ -115,7 +118,7 @@ func (l Layout) WriteArchive(now time.Time) (*ArchiveResult, error) {
 				return err
 			}
 			if e.info.Mode().IsRegular() {
-				f, err := os.Open(e.path)
+				f, _, err := fsutil.OpenOwn(e.path, "file to archive")
 				if err != nil {
 					return err
 				}
@@ -132,9 +135,18 @@ func (l Layout) WriteArchive(now time.Time) (*ArchiveResult, error) {
 			return err
 		}
 		return bz.Close()
-	})
+	}(pend.File())
 	if err != nil {
-		return nil, fmt.Errorf("writing the deploy archive: %w", err)
+		return nil, fsutil.DiskFull(fmt.Errorf("writing the deploy archive: %w", err), l.Dir, 0)
 	}
-	return res, nil
+	for i := 0; ; i++ {
+		res.Path = l.Archive(now.Add(time.Duration(i) * time.Second))
+		err := pend.Publish(res.Path)
+		if err == nil {
+			return res, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || i >= 3600 {
+			return nil, fmt.Errorf("writing the deploy archive: %w", err)
+		}
+	}
 }

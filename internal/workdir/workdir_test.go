@@ -336,6 +336,26 @@ func TestArchive(t *testing.T) {
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("archived %v, want %v", names, want)
 	}
+
+	// More archives within the same second: each gets a name of its own,
+	// none replaces another.
+	seen := map[string]bool{res.Path: true}
+	for i := 0; i < 4; i++ {
+		r, err := l.WriteArchive(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[r.Path] {
+			t.Errorf("archive %d reused the name %s", i, r.Path)
+		}
+		seen[r.Path] = true
+	}
+	if got, _ := filepath.Glob(filepath.Join(l.Dir, "overcloud-install-2024*.tar.bzip2")); len(got) != 5 {
+		t.Errorf("5 archives written, %d on disk: %v", len(got), got)
+	}
+	if left, _ := filepath.Glob(filepath.Join(l.Dir, ".*tmp*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
 }
 
 // After the deploy that applied a scale-down, the nodes file no longer
