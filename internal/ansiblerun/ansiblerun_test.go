@@ -156,6 +156,19 @@ func project(t *testing.T, hosts ...string) (dir, marks string) {
 	return dir, marks
 }
 
+func sameFile(t *testing.T, a, b string) bool {
+	t.Helper()
+	sa, err := os.Lstat(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := os.Lstat(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return os.SameFile(sa, sb)
+}
+
 func marked(t *testing.T, marks string) []string {
 	t.Helper()
 	ents, _ := os.ReadDir(marks)
@@ -187,8 +200,17 @@ func TestRunAgainstAnsible(t *testing.T) {
 	if f.Host != "node-1" || f.Task != "Break on the host told to" || !strings.Contains(f.Msg, "rc 3") || !strings.Contains(f.Msg, "it broke on node-1") {
 		t.Errorf("failure %+v", f)
 	}
+	// The run's own log, named by its UTC start, and ansible.log a hard
+	// link to it.
+	firstLog := filepath.Join(dir, "ansible.log-"+now.UTC().Format(LogRotationLayout))
+	if res.Log != firstLog {
+		t.Errorf("log %s, want %s", res.Log, firstLog)
+	}
+	if !sameFile(t, res.Log, filepath.Join(dir, "ansible.log")) {
+		t.Errorf("ansible.log is not a link to %s", res.Log)
+	}
 	joined := strings.Join(res.Summary, "\n")
-	for _, want := range []string{"deploy_steps_playbook.yaml failed", "on 1 host(s)", filepath.Join(dir, "ansible.log"),
+	for _, want := range []string{"deploy_steps_playbook.yaml failed", "on 1 host(s)", "log: " + firstLog,
 		`node-1: task "Break on the host told to" failed`, "it broke on node-1", filepath.Join(dir, "ansible-playbook-command.sh")} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("summary lacks %q:\n%s", want, joined)
@@ -197,21 +219,25 @@ func TestRunAgainstAnsible(t *testing.T) {
 	if len(joined) > 1500 {
 		t.Errorf("summary of %d bytes", len(joined))
 	}
-	log, err := os.ReadFile(filepath.Join(dir, "ansible.log"))
+	log, err := os.ReadFile(res.Log)
 	if err != nil || !strings.Contains(string(log), "TASK [Break on the host told to]") || !strings.Contains(string(log), "it broke on node-1") {
-		t.Fatalf("the log %s does not hold the run: %v\n%s", filepath.Join(dir, "ansible.log"), err, log)
+		t.Fatalf("the log %s does not hold the run: %v\n%s", res.Log, err, log)
 	}
-	for _, f := range []string{"ansible.log", "ansible.cfg"} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Mode().Perm() != 0o600 {
+	for _, f := range []string{res.Log, filepath.Join(dir, "ansible.cfg")} {
+		if st, err := os.Stat(f); err != nil || st.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v %v", f, st.Mode().Perm(), err)
 		}
 	}
 	cfg, _ := os.ReadFile(filepath.Join(dir, "ansible.cfg"))
-	for _, want := range []string{"log_path = " + filepath.Join(dir, "ansible.log"), "control_path_dir = " + filepath.Join(dir, "ansible-ssh"),
+	for _, want := range []string{"log_path = " + res.Log, "control_path_dir = " + filepath.Join(dir, "ansible-ssh"),
 		"gather_subset = !all,min", "roles_path = " + dir + "/roles:"} {
 		if !strings.Contains(string(cfg), want) {
 			t.Errorf("ansible.cfg lacks %q", want)
 		}
+	}
+	cmdFile, _ := os.ReadFile(res.CommandFile)
+	if !strings.Contains(string(cmdFile), "export ANSIBLE_LOG_PATH="+res.Log+"\n") || strings.Contains(string(cmdFile), markerVar) {
+		t.Errorf("command file:\n%s", cmdFile)
 	}
 	if got := marked(t, marks); !reflect.DeepEqual(got, []string{"node-0.other", "node-0.step", "node-1.other", "node-1.step"}) {
 		t.Errorf("marks %v", got)
@@ -234,8 +260,14 @@ func TestRunAgainstAnsible(t *testing.T) {
 	if !reflect.DeepEqual(res.Hosts(), []string{"node-0"}) {
 		t.Errorf("recap hosts %v", res.Hosts())
 	}
-	if _, err := os.Stat(filepath.Join(dir, "ansible.log-2024-05-06T07:08:09")); err != nil {
-		t.Errorf("the previous log was not kept: %v", err)
+	// A second run at the same second: a log of its own, ansible.log
+	// moved to it, the first run's log as it was.
+	if want := firstLog + ".1"; res.Log != want || !sameFile(t, res.Log, filepath.Join(dir, "ansible.log")) {
+		t.Errorf("second log %s, want %s linked from ansible.log", res.Log, want)
+	}
+	// (the command file run by hand above appended to it, as it names it)
+	if again, _ := os.ReadFile(firstLog); !strings.HasPrefix(string(again), string(log)) || !strings.Contains(string(again), "play #1") {
+		t.Errorf("the first run's log lost what it held")
 	}
 	// --skip-tags, then --check, which changes nothing.
 	o.Limit, o.Tags, o.SkipTags = "", nil, []string{"step"}
@@ -283,5 +315,50 @@ func TestRunUnreachable(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), Options{Dir: dir, Playbook: "nope.yaml"}); err == nil || !strings.Contains(err.Error(), "nope.yaml") {
 		t.Errorf("missing playbook: %v", err)
+	}
+}
+
+// TestParseSeen: warnings wrapped at 80 columns are read whole, an
+// "ERROR:" (an ansible.cfg ansible cannot read) is an error, and plays,
+// plays of no host and tasks (fact gathering left out) are counted.
+func TestParseSeen(t *testing.T) {
+	p := newParser()
+	out := strings.Join([]string{
+		"ERROR: Error reading config file (/x/my.cfg): File contains no section headers.",
+		"file: '<string>', line: 1",
+		"",
+		"[WARNING]: provided hosts list is empty, only localhost is available. Note that",
+		"the implicit localhost does not match 'all'",
+		"[WARNING]: Could not match supplied host pattern, ignoring: ghost",
+		"",
+		"PLAY [ghost] ****",
+		"skipping: no hosts matched",
+		"PLAY [all] ****",
+		"TASK [Gathering Facts] ****",
+		"ok: [a]",
+		"TASK [one] ****",
+		"ok: [a]",
+		"RUNNING HANDLER [restart] ****",
+		"changed: [a]",
+		"PLAY RECAP ****",
+		"a : ok=3 changed=1 unreachable=0 failed=0 skipped=0 rescued=0 ignored=0",
+	}, "\n")
+	if err := p.read(strings.NewReader(out)); err != nil {
+		t.Fatal(err)
+	}
+	res := &Result{}
+	p.finish(res)
+	if len(res.Errors) != 1 || res.Errors[0] != "Error reading config file (/x/my.cfg): File contains no section headers.\nfile: '<string>', line: 1" {
+		t.Errorf("errors %q", res.Errors)
+	}
+	if want := []string{"provided hosts list is empty, only localhost is available. Note that the implicit localhost does not match 'all'",
+		"Could not match supplied host pattern, ignoring: ghost"}; !reflect.DeepEqual(res.Warnings, want) {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	if want := (seen{plays: 2, noHostPlays: 1, tasks: 2, recap: true}); res.seen != want {
+		t.Errorf("seen %+v, want %+v", res.seen, want)
+	}
+	if len(res.tail) != maxTail || res.tail[maxTail-1] != "a : ok=3 changed=1 unreachable=0 failed=0 skipped=0 rescued=0 ignored=0" {
+		t.Errorf("tail %q", res.tail)
 	}
 }

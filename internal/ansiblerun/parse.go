@@ -22,6 +22,9 @@ import (
 //	PLAY RECAP ****
 //	host : ok=1 changed=0 unreachable=0 failed=1 skipped=0 rescued=0 ignored=0
 //	ERROR! message
+//	ERROR: Error reading config file (path): ...   (ansible.cfg unreadable)
+//	[WARNING]: provided hosts list is empty, ...     (wrapped at 80 columns)
+//	skipping: no hosts matched                      (a play no host matched)
 var (
 	taskRE    = regexp.MustCompile(`^(?:TASK|RUNNING HANDLER) \[(.*)\] \**$`)
 	fatalRE   = regexp.MustCompile(`^(?:fatal|failed): \[([^\]]+)\](?:: (FAILED|UNREACHABLE)!)?(?: \(item=(.*?)\))? => (.*)$`)
@@ -34,19 +37,54 @@ var (
 const maxLine = 1 << 20
 
 type parser struct {
-	task     string
-	inRecap  bool
-	failures []Failure
-	recap    map[string]Recap
-	errors   []string
-	inError  bool
+	task      string
+	inRecap   bool
+	failures  []Failure
+	recap     map[string]Recap
+	errors    []string
+	inError   bool
+	warnings  []string
+	inWarning bool
+	seen      seen
+	// tail is the last non-empty lines, for a failure that printed
+	// neither a failed task nor an error.
+	tail []string
 }
+
+// seen counts what a run printed: plays, the plays no host matched, the
+// tasks run (fact gathering left out), and whether the recap came.
+type seen struct {
+	plays, noHostPlays, tasks int
+	recap                     bool
+}
+
+// Bounds of what is kept of the output besides failures.
+const (
+	maxWarnings = 20
+	maxTail     = 5
+	gatherTask  = "Gathering Facts"
+)
 
 func newParser() *parser { return &parser{recap: map[string]Recap{}} }
 
 func (p *parser) read(r io.Reader) error { return readLines(r, maxLine, p.line) }
 
 func (p *parser) line(l string) {
+	if strings.TrimSpace(l) != "" {
+		if len(p.tail) == maxTail {
+			p.tail = p.tail[1:]
+		}
+		p.tail = append(p.tail, clip(l))
+	}
+	if p.inWarning {
+		if continuesWarning(l) {
+			if w := &p.warnings[len(p.warnings)-1]; len(*w) < 1000 {
+				*w += " " + strings.TrimSpace(l)
+			}
+			return
+		}
+		p.inWarning = false
+	}
 	if p.inError {
 		// An ERROR! message goes on until an empty line.
 		if strings.TrimSpace(l) == "" {
@@ -57,15 +95,29 @@ func (p *parser) line(l string) {
 		return
 	}
 	switch {
-	case strings.HasPrefix(l, "ERROR! "):
-		p.errors = append(p.errors, strings.TrimPrefix(l, "ERROR! "))
+	case strings.HasPrefix(l, "ERROR! ") || strings.HasPrefix(l, "ERROR: "):
+		p.errors = append(p.errors, l[len("ERROR! "):])
 		p.inError = true
+	case strings.HasPrefix(l, "[WARNING]: "):
+		if len(p.warnings) < maxWarnings {
+			p.warnings = append(p.warnings, strings.TrimPrefix(l, "[WARNING]: "))
+			p.inWarning = true
+		}
 	case strings.HasPrefix(l, playRecap):
 		p.inRecap = true
+		p.seen.recap = true
+	case l == "skipping: no hosts matched":
+		p.seen.noHostPlays++
 	case strings.HasPrefix(l, "PLAY [") || strings.HasPrefix(l, "TASK [") || strings.HasPrefix(l, "RUNNING HANDLER ["):
 		p.inRecap = false
+		if strings.HasPrefix(l, "PLAY [") {
+			p.seen.plays++
+		}
 		if m := taskRE.FindStringSubmatch(l); m != nil {
 			p.task = m[1]
+			if p.task != gatherTask {
+				p.seen.tasks++
+			}
 		}
 	case l == "...ignoring":
 		if n := len(p.failures); n > 0 {
@@ -90,6 +142,9 @@ func (p *parser) line(l string) {
 func (p *parser) finish(res *Result) {
 	res.Recap = p.recap
 	res.Errors = append(p.errors, res.Errors...)
+	res.Warnings = append(res.Warnings, p.warnings...)
+	res.seen = p.seen
+	res.tail = p.tail
 	for _, f := range p.failures {
 		r, ok := p.recap[f.Host]
 		if ok && r.Failed == 0 && r.Unreachable == 0 {
@@ -97,6 +152,21 @@ func (p *parser) finish(res *Result) {
 		}
 		res.Failures = append(res.Failures, f)
 	}
+}
+
+// continuesWarning tells a line that continues a warning ansible wrapped
+// at 80 columns from the next line of output.
+func continuesWarning(l string) bool {
+	if strings.TrimSpace(l) == "" || strings.HasPrefix(l, " ") {
+		return false
+	}
+	for _, p := range []string{"[", "PLAY ", "TASK [", "RUNNING HANDLER [", "ok: ", "changed: ", "skipping: ", "fatal: ", "failed: ",
+		"included: ", "ERROR", "...", "Using ", "statically imported: "} {
+		if strings.HasPrefix(l, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // maxMsg bounds a failure's message in the summary.
@@ -177,9 +247,19 @@ func summary(res *Result) []string {
 	for _, f := range res.Failures {
 		hosts[f.Host] = true
 	}
-	head := fmt.Sprintf("%s failed (ansible-playbook exit code %d)", name, res.RC)
-	if len(hosts) > 0 {
-		head += fmt.Sprintf(" on %d host(s)", len(hosts))
+	var head string
+	switch {
+	case res.Interrupted != "" && res.leftRunning:
+		head = fmt.Sprintf("%s interrupted by %s: processes of the run could not be stopped (below)", name, res.Interrupted)
+	case res.Interrupted != "":
+		head = fmt.Sprintf("%s interrupted by %s: ansible-playbook and every process of the run were stopped", name, res.Interrupted)
+	case res.SelectedNothing != "":
+		head = fmt.Sprintf("%s ran nothing: %s (allow_no_hosts: true accepts that)", name, res.SelectedNothing)
+	default:
+		head = fmt.Sprintf("%s failed (ansible-playbook exit code %d)", name, res.RC)
+		if len(hosts) > 0 {
+			head += fmt.Sprintf(" on %d host(s)", len(hosts))
+		}
 	}
 	out := []string{head + "; log: " + res.Log}
 	for i, f := range res.Failures {
@@ -198,10 +278,30 @@ func summary(res *Result) []string {
 		out = append(out, line+": "+f.Msg)
 	}
 	for _, e := range res.Errors {
-		out = append(out, "ERROR! "+clip(e))
+		line := "ERROR! " + clip(e)
+		if strings.Contains(e, "config file") && strings.Contains(e, res.Cfg) {
+			which := "the ansible.cfg written into log_dir"
+			if res.cfgGiven {
+				which = "ansible_cfg"
+			}
+			line = fmt.Sprintf("%s %s: ansible-playbook cannot read it: %s", which, res.Cfg, clip(e))
+		}
+		out = append(out, line)
 	}
-	if len(res.Failures) == 0 && len(res.Errors) == 0 {
-		out = append(out, "no failed task was printed: see the log")
+	if len(res.Failures) == 0 && res.SelectedNothing == "" {
+		for i, w := range res.Warnings {
+			if i == 3 {
+				break
+			}
+			out = append(out, "[WARNING]: "+clip(w))
+		}
+	}
+	if len(res.Failures) == 0 && len(res.Errors) == 0 && res.Interrupted == "" && res.SelectedNothing == "" {
+		if len(res.tail) > 0 {
+			out = append(out, "no failed task was printed; the output ended with: "+strings.Join(res.tail, " / "))
+		} else {
+			out = append(out, "no failed task was printed, nor any output: see the log")
+		}
 	}
 	out = append(out, "run it again by hand: "+res.CommandFile)
 	return out

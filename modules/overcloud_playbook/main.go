@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -22,8 +21,8 @@ var spec = &module.Spec{
 	Params: []module.Param{
 		{Name: "dir", Type: module.Path, Required: true, Help: "the config-download directory, e.g. ~/overcloud-deploy/overcloud/config-download/overcloud"},
 		{Name: "playbook", Default: "deploy_steps_playbook.yaml", Help: "the playbook, a file of dir (or a path)"},
-		{Name: "log_dir", Type: module.Path, Help: "where ansible.cfg, ansible.log and the command go (default: dir; in check mode a new temporary directory)"},
-		{Name: "inventory", Type: module.Path, Help: "the inventory (default: dir's tripleo-ansible-inventory.yaml)"},
+		{Name: "log_dir", Type: module.Path, Help: "where ansible.cfg, the logs and the command go, a private directory of yours (default: dir; in check mode a new temporary directory)"},
+		{Name: "inventory", Type: module.Path, Help: "the inventory, a file (default: dir's tripleo-ansible-inventory.yaml)"},
 		{Name: "limit", Help: "ansible-playbook --limit (a host pattern)"},
 		{Name: "tags", Type: module.List, Help: "ansible-playbook --tags"},
 		{Name: "skip_tags", Type: module.List, Help: "ansible-playbook --skip-tags"},
@@ -34,8 +33,15 @@ var spec = &module.Spec{
 		{Name: "ignore_unreachable", Type: module.Bool, Default: false, Help: "an unreachable host alone is no failure (tripleoclient's node delete)"},
 		{Name: "timeout", Type: module.Int, Default: 0, Range: module.Between(0, 10080), Help: "minutes before the run is stopped (0: none; at most a week)"},
 		{Name: "fail_on_error", Type: module.Bool, Default: true, Help: "fail the task when the playbook fails (false: report it in failed_playbook and summary)"},
+		{Name: "allow_no_hosts", Type: module.Bool, Default: false, Help: "a run that matched no host, or whose tags selected no task, succeeds (it fails otherwise)"},
+		{Name: "lock_token", NoLog: true, Help: "the token of the working dir lock a playbook holds (overcloud_workdir action=lock); the run then does not wait for that lock"},
+		{Name: "lock_wait", Type: module.Int, Default: 30, Range: module.Between(0, 3600), Help: "seconds to wait for another operation on the same directory"},
 	},
 }
+
+// interrupt is canceled by SIGTERM or SIGINT (main catches them): the run
+// is stopped, every process of it, and its result still printed.
+var interrupt = context.Background()
 
 func run(ctx *module.Context) (module.Result, error) {
 	p := ctx.Params
@@ -52,20 +58,14 @@ func run(ctx *module.Context) (module.Result, error) {
 		Become:            p.Bool("become"),
 		PrivateKey:        p.Str("private_key"),
 		IgnoreUnreachable: p.Bool("ignore_unreachable"),
+		AllowNoHosts:      p.Bool("allow_no_hosts"),
+		LockToken:         p.Str("lock_token"),
+		LockWait:          time.Duration(p.Int("lock_wait")) * time.Second,
 		Timeout:           time.Duration(p.Int("timeout")) * time.Minute,
 		Check:             ctx.CheckMode,
 		Diff:              ctx.Diff,
 	}
-	if ctx.CheckMode && o.LogDir == "" {
-		// The playbook runs with --check; its configuration and log go to a
-		// directory of their own, leaving dir as it is.
-		tmp, err := os.MkdirTemp("", "overcloud-playbook-check-")
-		if err != nil {
-			return module.Result{"changed": false}, err
-		}
-		o.LogDir = tmp
-	}
-	r, err := ansiblerun.Run(context.Background(), o)
+	r, err := ansiblerun.Run(interrupt, o)
 	if err != nil {
 		return module.Result{"changed": false}, err
 	}
@@ -83,36 +83,44 @@ func run(ctx *module.Context) (module.Result, error) {
 			"skipped": rc.Skipped, "rescued": rc.Rescued, "ignored": rc.Ignored}
 	}
 	res := module.Result{
-		"changed":         changed,
-		"playbook":        r.Playbook,
-		"log":             r.Log,
-		"ansible_cfg":     r.Cfg,
-		"command":         r.Command,
-		"command_file":    r.CommandFile,
-		"rc":              r.RC,
-		"hosts":           r.Hosts(),
-		"recap":           recap,
-		"failures":        failures,
-		"errors":          r.Errors,
-		"summary":         r.Summary,
-		"failed_playbook": r.Failed,
-	}
-	res["log_dir"] = o.LogDir
-	if o.LogDir == "" {
-		res["log_dir"] = o.Dir
+		"changed":          changed,
+		"playbook":         r.Playbook,
+		"log":              r.Log,
+		"ansible_cfg":      r.Cfg,
+		"command":          r.Command,
+		"command_file":     r.CommandFile,
+		"rc":               r.RC,
+		"hosts":            r.Hosts(),
+		"recap":            recap,
+		"failures":         failures,
+		"errors":           r.Errors,
+		"summary":          r.Summary,
+		"failed_playbook":  r.Failed,
+		"log_dir":          r.LogDir,
+		"interrupted":      r.Interrupted,
+		"selected_nothing": r.SelectedNothing,
 	}
 	if r.Failed {
 		res["msg"] = strings.Join(r.Summary, "\n")
-		if p.Bool("fail_on_error") {
+		// A stopped run is no playbook failure to report: it did not end.
+		if p.Bool("fail_on_error") || r.Interrupted != "" {
 			res["failed"] = true
 		}
 		return res, nil
 	}
-	res["msg"] = fmt.Sprintf("%s: ok on %d host(s); log: %s", r.Playbook, len(r.Recap), r.Log)
-	if r.RC == 4 {
+	switch {
+	case r.SelectedNothing != "":
+		res["msg"] = fmt.Sprintf("%s: ran nothing (allow_no_hosts): %s; log: %s", r.Playbook, r.SelectedNothing, r.Log)
+		ctx.Warn("%s ran nothing: %s", r.Playbook, r.SelectedNothing)
+	case r.RC == 4:
 		res["msg"] = fmt.Sprintf("%s: unreachable host(s) ignored; log: %s", r.Playbook, r.Log)
+	default:
+		res["msg"] = fmt.Sprintf("%s: ok on %d host(s); log: %s", r.Playbook, len(r.Recap), r.Log)
 	}
 	return res, nil
 }
 
-func main() { module.Main(spec, run) }
+func main() {
+	interrupt, _ = ansiblerun.OnSignals(context.Background())
+	module.Main(spec, run)
+}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/moduletest"
@@ -76,6 +79,8 @@ func TestRun(t *testing.T) {
 		dirUntouched bool // check mode: nothing written into dir
 		// in (and not in) the command line run
 		command, commandNot []string
+		warning             string // in the warnings
+		absent              string // nowhere in the result
 	}{
 		{name: "ok", args: map[string]any{"playbook": "ok.yaml", "become": false},
 			msg: []string{"ok.yaml: ok on 2 host(s); log: "}, logHas: []string{"Step one", "Step two"}, hosts: []string{"node-0", "node-1"}},
@@ -95,6 +100,14 @@ func TestRun(t *testing.T) {
 			logHas:  []string{"Step one"}, hosts: []string{"node-0", "node-1"}, dirUntouched: true},
 		{name: "a missing playbook is a clear error", args: map[string]any{"playbook": "nope.yaml"},
 			failed: true, msg: []string{"nope.yaml", "is nope.yaml rendered?"}},
+		{name: "tags that select no task fail", args: map[string]any{"playbook": "ok.yaml", "become": false, "tags": []string{"nothing"}},
+			failed: true, playbook: true, msg: []string{"ok.yaml ran nothing: tags nothing selected no task of ok.yaml", "allow_no_hosts: true accepts that"}},
+		{name: "allow_no_hosts accepts a limit that selects no host", args: map[string]any{"playbook": "ok.yaml", "become": false, "limit": "nobody", "allow_no_hosts": true},
+			msg: []string{"ok.yaml: ran nothing (allow_no_hosts): limit \"nobody\" matched no host"}, warning: "ran nothing"},
+		{name: "the lock token is masked", args: map[string]any{"playbook": "ok.yaml", "become": false, "lock_token": "tok-secret-5150"},
+			msg: []string{"ok on 2 host(s)"}, absent: "tok-secret-5150"},
+		{name: "a missing ansible_cfg is refused", args: map[string]any{"playbook": "ok.yaml", "ansible_cfg": "/nonexistent/my.cfg"},
+			failed: true, msg: []string{"ansible_cfg /nonexistent/my.cfg", "no such file"}},
 		{name: "negative timeout refused", args: map[string]any{"playbook": "ok.yaml", "timeout": -1},
 			failed: true, msg: []string{`parameter "timeout" is -1; it must be between 0 and 10080`}},
 	}
@@ -119,7 +132,13 @@ func TestRun(t *testing.T) {
 					t.Errorf("msg lacks %q:\n%s", w, msg)
 				}
 			}
-			if tc.playbook && len(strs(res["summary"])) < 3 {
+			if w := strings.Join(strs(res["warnings"]), "\n"); !strings.Contains(w, tc.warning) {
+				t.Errorf("warnings %q lack %q", w, tc.warning)
+			}
+			if b, _ := json.Marshal(res); tc.absent != "" && strings.Contains(string(b), tc.absent) {
+				t.Errorf("the result shows %q: %s", tc.absent, b)
+			}
+			if tc.playbook && len(strs(res["summary"])) < 2 {
 				t.Errorf("summary %v", res["summary"])
 			}
 			if tc.hosts != nil && strings.Join(strs(res["hosts"]), ",") != strings.Join(tc.hosts, ",") {
@@ -174,6 +193,27 @@ func TestRun(t *testing.T) {
 				t.Errorf("log %s not in dir %s", log, dir)
 			}
 		})
+	}
+}
+
+// Another run holding the directory: refused after lock_wait, naming it.
+func TestLocked(t *testing.T) {
+	dir := project(t)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, map[string]any{"dir": dir, "playbook": "ok.yaml", "lock_wait": 1})
+	msg, _ := res["msg"].(string)
+	if res["failed"] != true || !strings.Contains(msg, "dir "+dir+": another run (overcloud_playbook)") || !strings.Contains(msg, "waited 1s") {
+		t.Fatalf("%v", res)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "ansible.log")); err == nil {
+		t.Error("a locked out run started a log")
 	}
 }
 
