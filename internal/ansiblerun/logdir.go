@@ -5,6 +5,7 @@ package ansiblerun
 // of its own.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/configdownload"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/pathguard"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/workdir"
 )
 
 // prepareLogDir checks the log directory (named param in messages) by
@@ -184,10 +186,29 @@ func appendLog(path, msg string) {
 // directory, once it exists and passed the guard, before any file is
 // written there), waiting up to wait for another holder; token is the
 // lock_token a caller holding that lock handed over (the run must not wait
-// on its own caller). The returned function releases it. The default is
-// an exclusive flock on the directory itself (token unused: no caller
-// holds that one); the working dir's lock replaces it.
-var AcquireLock func(dir, token string, wait time.Duration) (release func(), err error) = lockLogDir
+// on its own caller). The returned function releases it. A log directory
+// that is a working dir's config-download directory
+// (<work_dir>/config-download/<stack>) takes the working dir's lock (a
+// deploy, scale-down or update playbook holding it hands its token);
+// another one an exclusive flock on the directory itself.
+var AcquireLock func(dir, token string, wait time.Duration) (release func(), err error) = lockRunDir
+
+// lockRunDir takes the working dir's lock of a config-download directory,
+// else the log directory's own.
+func lockRunDir(dir, token string, wait time.Duration) (func(), error) {
+	if l, ok := workdir.Owning(dir); ok {
+		lk, err := l.Lock(context.Background(), token, wait)
+		if err != nil {
+			return nil, err
+		}
+		return lk.Unlock, nil
+	}
+	if token != "" {
+		return nil, fmt.Errorf("lock_token: it is not the config-download directory of a working dir (<work_dir>/config-download/<stack>), " +
+			"so no working dir lock covers it: give no lock_token")
+	}
+	return lockLogDir(dir, token, wait)
+}
 
 // lockLogDir is fsutil.LockDir's flock on dir, with a message about runs.
 func lockLogDir(dir, _ string, wait time.Duration) (func(), error) {
