@@ -307,14 +307,22 @@ func Marshal(values map[string]any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// quoted matches what a YAML error quotes of its input.
+// quoted matches what a YAML error quotes of its input: a scalar in
+// backquotes, an anchor or a key in quotes.
 var quoted = regexp.MustCompile("`[^`]*`?|'[^']*'?|\"[^\"]*\"?")
 
 // errorText is a YAML error's text without its "yaml: " prefix and without
 // anything it quotes of the input: yaml.v3's type errors quote the scalar
 // ("cannot unmarshal !!str `s3cr3t...`"), which here is a password.
 func errorText(err error) string {
-	return quoted.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), "(…)")
+	return quoted.ReplaceAllStringFunc(strings.TrimPrefix(err.Error(), "yaml: "), func(q string) string {
+		// A single character in single quotes is the syntax the parser
+		// expected (',' or '}'), not the input's.
+		if len(q) == 3 && q[0] == '\'' && q[2] == '\'' {
+			return q
+		}
+		return "(…)"
+	})
 }
 
 // kindName names what a node is, never its value.

@@ -225,6 +225,7 @@ func TestErrorsShowNoValue(t *testing.T) {
 		{"parameter_defaults:\n  AdminPassword: *s3cr3t\n", "it is not valid YAML"},
 		{"parameter_defaults:\n  AdminPassword: a\n  AdminPassword: s3cr3t-value\n", "line 3: parameter_defaults.AdminPassword is there twice (line 2 too)"},
 		{"parameter_defaults:\n  ? [s3cr3t-value]\n  : x\n", "line 2: a key of parameter_defaults is a list"},
+		{"parameter_defaults: {AdminPassword: s3cr3t-value\n", "did not find expected ',' or '}'"},
 	} {
 		path := filepath.Join(dir, fmt.Sprintf("p%d.yaml", i))
 		os.WriteFile(path, []byte(c.file), 0o600)

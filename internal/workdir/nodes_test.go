@@ -166,6 +166,10 @@ func TestYAMLErrorsQuoteNothing(t *testing.T) {
 			t.Errorf("%q: %v", in, err)
 		}
 	}
+	// What the parser expected is said.
+	if _, err := parseDoc([]byte("a: {s3cr3t: x\n")); err == nil || !strings.Contains(err.Error(), "did not find expected ',' or '}'") {
+		t.Errorf("a flow mapping left open: %v", err)
+	}
 }
 
 // The nodes file, the scale-down environment and the inventory are read

@@ -139,18 +139,26 @@ func parseDoc(data []byte) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
-// quoted matches what a YAML error quotes of the input.
+// quoted matches what a YAML error quotes of the input: a scalar in
+// backquotes, an anchor or a key in quotes.
 var quoted = regexp.MustCompile("`[^`]*`?|'[^']*'?|\"[^\"]*\"?")
 
 // yamlErrorText is a YAML error's text without its "yaml: " prefix and
 // without anything it quotes of the input (a value, an anchor name).
 func yamlErrorText(err error) string {
 	s := strings.TrimPrefix(err.Error(), "yaml: ")
-	return quoted.ReplaceAllString(s, "(…)")
+	return quoted.ReplaceAllStringFunc(s, func(q string) string {
+		// A single character in single quotes is the syntax the parser
+		// expected (',' or '}'), not the input's.
+		if len(q) == 3 && q[0] == '\'' && q[2] == '\'' {
+			return q
+		}
+		return "(…)"
+	})
 }
 
-// index is the integer value of a member name: the decimal Heat gives
-// (resource_group.py names members "0", "1", ...), no sign or leading zero.
+// indexForm is a member name: the decimal Heat gives (resource_group.py
+// names members "0", "1", ...), no sign or leading zero.
 var indexForm = regexp.MustCompile(`^(0|[1-9][0-9]{0,8})$`)
 
 // checkIndex refuses what is not a member index.
