@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
 	"sort"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -46,8 +48,9 @@ type Set struct {
 	// Values are the passwords, by parameter name (exactly the names asked).
 	Values map[string]any
 	// Kept lists the names whose value came from the file; Generated the
-	// names generated now; Dropped the names the file had that were not
-	// asked (tripleoclient's file holds exactly generate_passwords' result).
+	// names generated now; Dropped the names the file's parameter_defaults
+	// had that were not asked (tripleoclient's file holds exactly
+	// generate_passwords' result; its parameters section is kept whole).
 	Kept, Generated, Dropped []string
 	// Content is the file's new content (yaml).
 	Content []byte
@@ -56,45 +59,195 @@ type Set struct {
 	Changed bool
 }
 
-// Read returns the parameter_defaults of a passwords file; a missing file
-// is an empty set.
-func Read(path string) (map[string]any, error) {
-	b, err := os.ReadFile(path)
+// fileLimit bounds a passwords file (its largest values, the SSH key and
+// the Pacemaker key, take a few KiB).
+var fileLimit = fsutil.Limit{Bytes: 16 << 20}
+
+// file is a passwords file as read.
+type file struct {
+	// root is its top-level mapping (nil for no file or an empty one).
+	root *yaml.Node
+	// params is its parameters section (nil when it has none), defaults its
+	// parameter_defaults.
+	params, defaults map[string]any
+}
+
+// readFile reads a passwords file through the bounded reader (a FIFO, a
+// device or a huge file is refused, never read) and checks its form: a
+// mapping whose parameters and parameter_defaults are mappings of names.
+// No message quotes the file: its values are secrets (a YAML error says
+// the line and what is wrong; a wrong form, the key and its line).
+func readFile(path string) (*file, error) {
+	f := &file{defaults: map[string]any{}}
+	b, err := fsutil.ReadInput(path, fileLimit, "passwords file")
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]any{}, nil
+		return f, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the passwords file: %w", err)
+		return nil, fmt.Errorf("reading the passwords: %w", err)
 	}
-	var doc struct {
-		ParameterDefaults map[string]any `yaml:"parameter_defaults"`
+	refuse := func(format string, args ...any) error {
+		return fmt.Errorf("passwords file %s: %s: it must be an environment {parameter_defaults: {NAME: value}} "+
+			"(parameters: is read too, and wins, as in Heat); fix it, or move it away to generate new passwords", path, fmt.Sprintf(format, args...))
 	}
+	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("passwords file %s: %v (it must be an environment {parameter_defaults: {NAME: value}}; move it away to generate new passwords)", path, err)
+		return nil, refuse("it is not valid YAML (%s)", errorText(err))
 	}
-	if doc.ParameterDefaults == nil {
-		doc.ParameterDefaults = map[string]any{}
+	if len(doc.Content) == 0 {
+		return f, nil // empty: no password yet
 	}
-	return doc.ParameterDefaults, nil
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, refuse("line %d: the file is %s, not a mapping", root.Line, kindName(root))
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return nil, refuse("line %d: a top-level key is %s, not a name", k.Line, kindName(k))
+		}
+		if prev, dup := seen[k.Value]; dup {
+			return nil, refuse("line %d: %s is there twice (line %d too)", k.Line, k.Value, prev)
+		}
+		seen[k.Value] = k.Line
+		if k.Value != "parameters" && k.Value != "parameter_defaults" {
+			continue
+		}
+		m, err := section(k.Value, v)
+		if err != nil {
+			return nil, refuse("%v", err)
+		}
+		if k.Value == "parameters" {
+			f.params = m
+		} else {
+			f.defaults = m
+		}
+	}
+	f.root = root
+	return f, nil
+}
+
+// section reads a parameters or parameter_defaults mapping (a null is an
+// empty one).
+func section(name string, n *yaml.Node) (map[string]any, error) {
+	m := map[string]any{}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return m, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("line %d: %s is %s, not a mapping of names to values", n.Line, name, kindName(n))
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if k.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("line %d: a key of %s is %s, not a name", k.Line, name, kindName(k))
+		}
+		if prev, dup := seen[k.Value]; dup {
+			return nil, fmt.Errorf("line %d: %s.%s is there twice (line %d too)", k.Line, name, k.Value, prev)
+		}
+		seen[k.Value] = k.Line
+		var v any
+		if err := n.Content[i+1].Decode(&v); err != nil {
+			return nil, fmt.Errorf("line %d: %s.%s: %s", n.Content[i+1].Line, name, k.Value, errorText(err))
+		}
+		m[k.Value] = v
+	}
+	return m, nil
+}
+
+// effective is what Heat takes of the file: parameter_defaults, with
+// parameters winning where both give a value (a null gives none).
+func (f *file) effective() map[string]any {
+	m := map[string]any{}
+	for k, v := range f.defaults {
+		if v != nil {
+			m[k] = v
+		}
+	}
+	for k, v := range f.params {
+		if v != nil {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// content is the file with its parameter_defaults replaced by defaults;
+// every other key, parameters first of all, is kept as it was (its node,
+// with its comments and layout).
+func (f *file) content(defaults map[string]any) ([]byte, error) {
+	if f.root == nil {
+		return Marshal(defaults)
+	}
+	var dn yaml.Node
+	if err := dn.Encode(defaults); err != nil {
+		return nil, fmt.Errorf("encoding the passwords: %w", err)
+	}
+	root := *f.root
+	root.Content = append([]*yaml.Node{}, f.root.Content...)
+	replaced := false
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "parameter_defaults" {
+			root.Content[i+1] = &dn
+			replaced = true
+		}
+	}
+	if !replaced {
+		key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "parameter_defaults"}
+		root.Content = append([]*yaml.Node{key, &dn}, root.Content...)
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&root); err != nil {
+		return nil, fmt.Errorf("encoding the passwords: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Read returns the passwords a passwords file gives Heat: its
+// parameter_defaults, with its parameters winning where both name a
+// password, as Heat merges them; a missing file is an empty set.
+func Read(path string) (map[string]any, error) {
+	f, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return f.effective(), nil
 }
 
 // Plan computes what Ensure would write: every name keeps the file's
 // value when it has one (generate_passwords keeps the passwords of the
-// environment it is given and rotates nothing), the others are generated.
-// Nothing is written.
+// environment it is given and rotates nothing), under parameter_defaults
+// or parameters (which wins, as in Heat), and the others are generated.
+// If the file is written, its parameters section and any other key stay as
+// they were, and each parameter_defaults value asked stays as it was (even
+// one a parameters value hides); generated values are added to
+// parameter_defaults; a parameter_defaults name not asked is dropped, and
+// said (Dropped). Nothing is written.
 func Plan(path string, names []string) (*Set, error) {
-	existing, err := Read(path)
+	f, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
+	existing := f.effective()
 	s := &Set{Values: map[string]any{}, Kept: []string{}, Generated: []string{}, Dropped: []string{}}
+	defaults := map[string]any{}
 	asked := map[string]bool{}
 	for _, n := range names {
 		if asked[n] {
 			continue
 		}
 		asked[n] = true
-		if v, ok := existing[n]; ok && v != nil {
+		if v, ok := f.defaults[n]; ok && v != nil {
+			defaults[n] = v
+		}
+		if v, ok := existing[n]; ok {
 			s.Values[n] = v
 			s.Kept = append(s.Kept, n)
 			continue
@@ -104,15 +257,16 @@ func Plan(path string, names []string) (*Set, error) {
 			return nil, fmt.Errorf("generating %s: %w", n, err)
 		}
 		s.Values[n] = v
+		defaults[n] = v
 		s.Generated = append(s.Generated, n)
 	}
-	for n := range existing {
+	for n := range f.defaults {
 		if !asked[n] {
 			s.Dropped = append(s.Dropped, n)
 		}
 	}
 	sort.Strings(s.Dropped)
-	if s.Content, err = Marshal(s.Values); err != nil {
+	if s.Content, err = f.content(defaults); err != nil {
 		return nil, err
 	}
 	// A file that already holds exactly these passwords is left as it is,
@@ -151,4 +305,39 @@ func Marshal(values map[string]any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// quoted matches what a YAML error quotes of its input: a scalar in
+// backquotes, an anchor or a key in quotes.
+var quoted = regexp.MustCompile("`[^`]*`?|'[^']*'?|\"[^\"]*\"?")
+
+// errorText is a YAML error's text without its "yaml: " prefix and without
+// anything it quotes of the input: yaml.v3's type errors quote the scalar
+// ("cannot unmarshal !!str `s3cr3t...`"), which here is a password.
+func errorText(err error) string {
+	return quoted.ReplaceAllStringFunc(strings.TrimPrefix(err.Error(), "yaml: "), func(q string) string {
+		// A single character in single quotes is the syntax the parser
+		// expected (',' or '}'), not the input's.
+		if len(q) == 3 && q[0] == '\'' && q[2] == '\'' {
+			return q
+		}
+		return "(…)"
+	})
+}
+
+// kindName names what a node is, never its value.
+func kindName(n *yaml.Node) string {
+	switch {
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case n.Kind == yaml.AliasNode:
+		return "an alias"
+	case n.Tag == "!!null":
+		return "empty (null)"
+	case n.Kind == yaml.ScalarNode:
+		return "a single value"
+	}
+	return "not a YAML value"
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 )
 
@@ -26,6 +27,22 @@ import (
 type Nodes struct {
 	Stack  string  `yaml:"stack"`
 	Groups []Group `yaml:"groups"`
+}
+
+// nodesEnd is the key that ends every nodes file (MarshalYAML): a file cut
+// off before it, even between two complete groups or members, is refused.
+const nodesEnd = "complete"
+
+// MarshalYAML writes the nodes with nodesEnd last ("complete: true").
+func (n Nodes) MarshalYAML() (any, error) {
+	if n.Groups == nil {
+		n.Groups = []Group{}
+	}
+	return struct {
+		Stack    string  `yaml:"stack"`
+		Groups   []Group `yaml:"groups"`
+		Complete bool    `yaml:"complete"`
+	}{n.Stack, n.Groups, true}, nil
 }
 
 // Group is one ResourceGroup of nodes.
@@ -233,18 +250,247 @@ func lessIndex(x, y string) bool {
 	return x < y
 }
 
-// ReadNodes reads the nodes file of the last deploy.
+// nodesLimit bounds the nodes file (a member takes about 60 bytes).
+var nodesLimit = fsutil.Limit{Bytes: 16 << 20}
+
+// ReadNodes reads the nodes file of the last deploy through the bounded
+// reader (a FIFO, a device or a huge file is refused, never read) and checks
+// it against its schema before anything uses it (checkNodes).
 func (l Layout) ReadNodes() (*Nodes, error) {
-	b, err := os.ReadFile(l.Nodes())
+	b, err := fsutil.ReadInput(l.Nodes(), nodesLimit, "nodes file")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s does not exist: deploy %s with this collection first (the deploy saves the nodes of the stack there)", l.Nodes(), l.Stack)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the nodes of the last deploy: %w", err)
+		return nil, fmt.Errorf("reading the nodes of the last deploy: %w (a deploy writes this file; redeploy %s to rewrite it)", err, l.Stack)
 	}
-	var n Nodes
-	if err := yaml.Unmarshal(b, &n); err != nil {
-		return nil, fmt.Errorf("nodes file %s: %w", l.Nodes(), err)
+	n, err := parseNodes(b, l.Stack, true)
+	if err != nil {
+		return nil, fmt.Errorf("nodes file %s: %w: this file is not as a deploy writes it; redeploy %s to rewrite it", l.Nodes(), err, l.Stack)
 	}
-	return &n, nil
+	return n, nil
+}
+
+// readPreviousNodes is ReadNodes for Save, which carries the host names
+// of removed members over from the file it replaces: a file of an earlier
+// version, without the end key, is taken too (what is carried is only the
+// name of a member Heat says is removed, so a file cut off loses nothing
+// but names).
+func (l Layout) readPreviousNodes() (*Nodes, error) {
+	b, err := fsutil.ReadInput(l.Nodes(), nodesLimit, "nodes file")
+	if err != nil {
+		return nil, err
+	}
+	return parseNodes(b, l.Stack, false)
+}
+
+// hostLabel is one label of a host name (RFC 1123 2.1, RFC 952): letters,
+// digits and '-', 1 to 63 characters, neither first nor last a '-'.
+var hostLabel = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
+
+// HostnameRule says what CheckHostname accepts, for messages.
+const HostnameRule = "a host name is letters, digits, '-' and '.' (RFC 1123 labels of 1 to 63 characters, " +
+	"not beginning or ending with '-'; 253 characters at most)"
+
+// CheckHostname refuses what is not a host name by RFC 1123: labels of
+// letters, digits and '-', separated by dots. Such a name holds none of
+// the characters of an Ansible host pattern (',' ':' '!' '&' '*' '?' '['
+// ']' '~' '@', spaces), so a list of them joined with ',' is no wider than
+// the hosts it names (ScaleDownPlan.Limit says what else that takes).
+func CheckHostname(name string) error {
+	if name == "" {
+		return fmt.Errorf("the host name is empty")
+	}
+	if len(name) > 253 {
+		return fmt.Errorf("%q is not a host name: it is %d characters long (%s)", truncateName(name), len(name), HostnameRule)
+	}
+	for _, label := range strings.Split(name, ".") {
+		if !hostLabel.MatchString(label) {
+			return fmt.Errorf("%q is not a host name (%s)", truncateName(name), HostnameRule)
+		}
+	}
+	return nil
+}
+
+// parseNodes checks a nodes file against the schema Save writes (Nodes):
+//   - stack: the stack's name; groups: a list; the end key, complete: true,
+//     which the writer puts last (a file cut off mid-way lacks it, or is not
+//     valid YAML), unless !requireEnd;
+//   - each group: resource (unique), role, count_parameter and
+//     removal_policies_parameter (each either empty or used by one group
+//     only), removed (member indices) and members;
+//   - each member: index, an integer 0 or more unique in its group, and
+//     hostname, a host name (CheckHostname) unique across the groups,
+//     compared without case as the scale-down looks them up;
+//   - removed_members (optional): index and hostname of the same forms, the
+//     index no member's. Their host names may repeat one of a member (a
+//     HostnameMap can give a new index the name of a removed one: the member
+//     wins) or of each other (a name removed twice is removed).
+//
+// Every refusal names the entry (groups[i].members[j], its line).
+func parseNodes(data []byte, stack string, requireEnd bool) (*Nodes, error) {
+	root, err := parseDoc(data)
+	if err != nil {
+		return nil, err
+	}
+	top, err := asMap(root, "the file")
+	if err != nil {
+		return nil, err
+	}
+	if requireEnd {
+		end, ok := top.val[nodesEnd]
+		var done bool
+		if !ok || end.Tag != "!!bool" || end.Decode(&done) != nil || !done {
+			return nil, fmt.Errorf("it does not end with %s: true, as every deploy of this version writes it: it was cut off mid-way, or an earlier version wrote it", nodesEnd)
+		}
+	}
+	if err := top.require("the file", "stack", "groups"); err != nil {
+		return nil, err
+	}
+	name, err := top.str("", "stack")
+	if err != nil {
+		return nil, err
+	}
+	if name != stack {
+		return nil, fmt.Errorf("stack (line %d) is %q, not %q: it is the nodes file of another stack", line(top.val["stack"]), truncateName(name), stack)
+	}
+	groups, err := top.seq("", "groups")
+	if err != nil {
+		return nil, err
+	}
+	n := &Nodes{Stack: stack, Groups: make([]Group, 0, len(groups))}
+	resources := map[string]int{} // resource -> group
+	params := map[string]string{} // parameter -> where it is used
+	hosts := map[string]string{}  // lower-case host name -> where
+	for gi, gn := range groups {
+		where := fmt.Sprintf("groups[%d]", gi)
+		g, err := parseGroup(gn, where)
+		if err != nil {
+			return nil, err
+		}
+		where = fmt.Sprintf("groups[%d] (%s, line %d)", gi, truncateName(g.Resource), gn.Line)
+		if prev, dup := resources[g.Resource]; dup {
+			return nil, fmt.Errorf("%s: resource %q is also groups[%d]'s: each ResourceGroup is one group", where, truncateName(g.Resource), prev)
+		}
+		resources[g.Resource] = gi
+		for _, p := range []struct{ key, name string }{{"count_parameter", g.CountParameter}, {"removal_policies_parameter", g.RemovalPoliciesParameter}} {
+			if p.name == "" {
+				continue
+			}
+			if prev, dup := params[p.name]; dup {
+				return nil, fmt.Errorf("%s: %s %q is also the %s: one parameter cannot hold two groups' values", where, p.key, truncateName(p.name), prev)
+			}
+			params[p.name] = fmt.Sprintf("%s of groups[%d]", p.key, gi)
+		}
+		for mi, m := range g.Members {
+			key := strings.ToLower(m.Hostname)
+			if prev, dup := hosts[key]; dup {
+				return nil, fmt.Errorf("%s: members[%d]: host name %q is also %s: a host name names one node", where, mi, truncateName(m.Hostname), prev)
+			}
+			hosts[key] = fmt.Sprintf("the host name of groups[%d].members[%d]", gi, mi)
+		}
+		n.Groups = append(n.Groups, g)
+	}
+	return n, nil
+}
+
+// parseGroup checks and reads one group of a nodes file.
+func parseGroup(gn *yaml.Node, where string) (Group, error) {
+	g := Group{Removed: []string{}, Members: []Member{}}
+	m, err := asMap(gn, where)
+	if err != nil {
+		return g, err
+	}
+	if err := m.require(where, "resource", "role", "count_parameter", "removal_policies_parameter", "removed", "members"); err != nil {
+		return g, err
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"resource", &g.Resource}, {"role", &g.Role}, {"count_parameter", &g.CountParameter}, {"removal_policies_parameter", &g.RemovalPoliciesParameter}} {
+		if *f.dst, err = m.str(where, f.key); err != nil {
+			return g, err
+		}
+	}
+	if g.Resource == "" || g.Role == "" {
+		return g, fmt.Errorf("%s (line %d): resource and role must not be empty", where, gn.Line)
+	}
+	removed, err := m.seq(where, "removed")
+	if err != nil {
+		return g, err
+	}
+	for i, r := range removed {
+		if r.Kind != yaml.ScalarNode {
+			return g, fmt.Errorf("%s.removed[%d] (line %d) is %s, not a member index", where, i, r.Line, kindName(r))
+		}
+		if err := checkIndex(r.Value); err != nil {
+			return g, fmt.Errorf("%s.removed[%d] (line %d): %v", where, i, r.Line, err)
+		}
+		g.Removed = append(g.Removed, r.Value)
+	}
+	members, err := m.seq(where, "members")
+	if err != nil {
+		return g, err
+	}
+	indices := map[string]int{}
+	for i, mn := range members {
+		mw := fmt.Sprintf("%s.members[%d]", where, i)
+		mem, err := parseMember(mn, mw)
+		if err != nil {
+			return g, err
+		}
+		if prev, dup := indices[mem.Index]; dup {
+			return g, fmt.Errorf("%s (line %d): index %s is also members[%d]'s: each member has its own index", mw, mn.Line, mem.Index, prev)
+		}
+		indices[mem.Index] = i
+		g.Members = append(g.Members, mem)
+	}
+	if _, ok := m.val["removed_members"]; ok {
+		rms, err := m.seq(where, "removed_members")
+		if err != nil {
+			return g, err
+		}
+		seen := map[string]bool{}
+		for i, rn := range rms {
+			rw := fmt.Sprintf("%s.removed_members[%d]", where, i)
+			rm, err := parseMember(rn, rw)
+			if err != nil {
+				return g, err
+			}
+			if mi, dup := indices[rm.Index]; dup {
+				return g, fmt.Errorf("%s (line %d): index %s is also members[%d]'s: a removed index is never a member again", rw, rn.Line, rm.Index, mi)
+			}
+			if seen[rm.Index] {
+				return g, fmt.Errorf("%s (line %d): index %s is listed twice", rw, rn.Line, rm.Index)
+			}
+			seen[rm.Index] = true
+			g.RemovedMembers = append(g.RemovedMembers, rm)
+		}
+	}
+	return g, nil
+}
+
+// parseMember checks and reads one member (or removed member).
+func parseMember(n *yaml.Node, where string) (Member, error) {
+	var mem Member
+	m, err := asMap(n, where)
+	if err != nil {
+		return mem, err
+	}
+	if err := m.require(where, "index", "hostname"); err != nil {
+		return mem, err
+	}
+	if mem.Index, err = m.str(where, "index"); err != nil {
+		return mem, err
+	}
+	if err := checkIndex(mem.Index); err != nil {
+		return mem, fmt.Errorf("%s.index (line %d): %v", where, line(m.val["index"]), err)
+	}
+	if mem.Hostname, err = m.str(where, "hostname"); err != nil {
+		return mem, err
+	}
+	if err := CheckHostname(mem.Hostname); err != nil {
+		return mem, fmt.Errorf("%s.hostname (line %d): %v", where, line(m.val["hostname"]), err)
+	}
+	return mem, nil
 }

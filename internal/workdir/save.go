@@ -73,7 +73,7 @@ func (l Layout) Save(ctx context.Context, c *heatapi.Client, check bool) (*SaveR
 	}
 	files[l.AllOutputs()] = yamlOf(all)
 	files[l.Environment()] = yamlOf(plain(env))
-	if prev, err := l.ReadNodes(); err == nil {
+	if prev, err := l.readPreviousNodes(); err == nil {
 		carryRemovedMembers(prev, nodes)
 	}
 	files[l.Nodes()] = yamlOf(nodes)

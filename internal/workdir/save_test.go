@@ -126,9 +126,9 @@ func TestSaveFromHeat(t *testing.T) {
 	}
 
 	// A scale-down of worker-2 from what was saved.
-	p, err := l.PlanScaleDown([]string{"worker-2"})
+	p, err := l.PlanScaleDown([]string{"worker-2"}, ScaleDownOptions{})
 	if err != nil || len(p.Remove) != 1 || p.Remove[0].Index != "2" || p.Counts["Worker"] != 1 ||
-		!reflect.DeepEqual(p.Parameters["WorkerRemovals"], []any{map[string]any{"resource_list": []any{2}}}) {
+		!reflect.DeepEqual(p.ParameterDefaults["WorkerRemovals"], []any{map[string]any{"resource_list": []any{2}}}) {
 		t.Fatalf("plan %+v %v", p, err)
 	}
 }

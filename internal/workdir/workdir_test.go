@@ -107,7 +107,40 @@ func nodesFixture(t *testing.T) Layout {
 	if err := os.WriteFile(l.Nodes(), yamlOf(n), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	writeInventory(t, l, testInventory)
 	return l
+}
+
+// testInventory is a config-download inventory of nodesFixture's nodes,
+// laid out as tripleo-common's (role groups of hosts, service groups of
+// children, overcloud and allovercloud of the roles).
+const testInventory = `Undercloud:
+  hosts:
+    undercloud: {ansible_connection: local}
+Compute:
+  hosts:
+    overcloud-novacompute-0: {ansible_host: 192.0.2.10}
+    overcloud-novacompute-1: {ansible_host: 192.0.2.11}
+    overcloud-novacompute-2: {ansible_host: 192.0.2.12}
+  vars: {tripleo_role_name: Compute}
+Controller:
+  hosts:
+    overcloud-controller-0: {ansible_host: 192.0.2.5}
+overcloud:
+  children:
+    Compute: {}
+    Controller: {}
+nova_compute:
+  children:
+    Compute: {}
+`
+
+func writeInventory(t *testing.T, l Layout, content string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(l.Inventory()), 0o700)
+	if err := os.WriteFile(l.Inventory(), []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func scaleDownEnv(t *testing.T, l Layout) map[string]any {
@@ -131,12 +164,12 @@ func scaleDownEnv(t *testing.T, l Layout) map[string]any {
 // scale-downs; a node already removed is not removed again.
 func TestScaleDownPlan(t *testing.T) {
 	l := nodesFixture(t)
-	p, err := l.PlanScaleDown([]string{"overcloud-novacompute-1", "OVERCLOUD-NOVACOMPUTE-1"})
+	p, err := l.PlanScaleDown([]string{"overcloud-novacompute-1", "OVERCLOUD-NOVACOMPUTE-1"}, ScaleDownOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Removal{{Hostname: "overcloud-novacompute-1", Role: "Compute", Resource: "Compute", Index: "1"}}
-	if !reflect.DeepEqual(p.Remove, want) || p.Limit() != "overcloud-novacompute-1" || p.Counts["Compute"] != 2 || !p.Changed {
+	if !reflect.DeepEqual(p.Remove, want) || !reflect.DeepEqual(p.Limit, []string{"overcloud-novacompute-1"}) || len(p.NotInLimit) != 0 || p.Counts["Compute"] != 2 || !p.Changed {
 		t.Fatalf("plan %+v", p)
 	}
 	if _, err := os.Stat(l.ScaleDown()); !os.IsNotExist(err) {
@@ -154,13 +187,13 @@ func TestScaleDownPlan(t *testing.T) {
 	}
 
 	// The same again: nothing to run, nothing changes.
-	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-1"})
+	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-1"}, ScaleDownOptions{})
 	if err != nil || len(p.Remove) != 0 || len(p.Already) != 1 || p.Changed {
 		t.Fatalf("again: %+v %v", p, err)
 	}
 
 	// A second node (given by its FQDN), before any deploy: accumulated.
-	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-0.ctlplane.localdomain"})
+	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-0.ctlplane.localdomain"}, ScaleDownOptions{})
 	if err != nil || len(p.Remove) != 1 || p.Remove[0].Index != "0" || p.Counts["Compute"] != 1 {
 		t.Fatalf("second: %+v %v", p, err)
 	}
@@ -171,7 +204,7 @@ func TestScaleDownPlan(t *testing.T) {
 	}
 
 	// The last one: down to zero, not below.
-	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-2", "overcloud-novacompute-0"})
+	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-2", "overcloud-novacompute-0"}, ScaleDownOptions{})
 	if err != nil || len(p.Remove) != 1 || p.Counts["Compute"] != 0 {
 		t.Fatalf("to zero: %+v %v", p, err)
 	}
@@ -184,16 +217,16 @@ func TestScaleDownRefusals(t *testing.T) {
 		want  string
 	}{
 		{nil, "no hostname given"},
-		{[]string{"overcloud-novacompute-7", "overcloud-novacompute-1"}, "unknown node(s) overcloud-novacompute-7"},
+		{[]string{"overcloud-novacompute-7", "overcloud-novacompute-1"}, `unknown node(s) "overcloud-novacompute-7":`},
 		{[]string{"plain-0"}, "removal_policies"},
 	} {
-		if _, err := l.PlanScaleDown(c.hosts); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := l.PlanScaleDown(c.hosts, ScaleDownOptions{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want %q", c.hosts, err, c.want)
 		}
 	}
 	// No nodes file: deploy first.
 	l2, _ := New(t.TempDir(), "other")
-	if _, err := l2.PlanScaleDown([]string{"x"}); err == nil || !strings.Contains(err.Error(), "deploy other") {
+	if _, err := l2.PlanScaleDown([]string{"x"}, ScaleDownOptions{}); err == nil || !strings.Contains(err.Error(), "deploy other") {
 		t.Errorf("no nodes file: %v", err)
 	}
 }
@@ -364,7 +397,7 @@ func TestArchive(t *testing.T) {
 // idempotent) and a further scale-down accumulates on it.
 func TestScaleDownAfterRedeploy(t *testing.T) {
 	l := nodesFixture(t)
-	p, err := l.PlanScaleDown([]string{"overcloud-novacompute-1"})
+	p, err := l.PlanScaleDown([]string{"overcloud-novacompute-1"}, ScaleDownOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,11 +429,11 @@ func TestScaleDownAfterRedeploy(t *testing.T) {
 		t.Fatalf("not carried over twice: %+v", again.Groups[0])
 	}
 
-	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-1"})
+	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-1"}, ScaleDownOptions{})
 	if err != nil || len(p.Remove) != 0 || len(p.Already) != 1 || p.Changed {
 		t.Fatalf("again after the redeploy: %+v %v", p, err)
 	}
-	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-2"})
+	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-2"}, ScaleDownOptions{})
 	if err != nil || len(p.Remove) != 1 || p.Counts["Compute"] != 1 {
 		t.Fatalf("next one: %+v %v", p, err)
 	}
@@ -413,7 +446,7 @@ func TestScaleDownAfterRedeploy(t *testing.T) {
 	// Without the environment (removed by hand), the removed member still
 	// counts as removed: the count cannot go below zero.
 	os.Remove(l.ScaleDown())
-	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-0", "overcloud-novacompute-2"})
+	p, err = l.PlanScaleDown([]string{"overcloud-novacompute-0", "overcloud-novacompute-2"}, ScaleDownOptions{})
 	if err != nil || p.Counts["Compute"] != 0 {
 		t.Fatalf("to zero without the environment: %+v %v", p, err)
 	}

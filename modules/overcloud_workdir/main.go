@@ -46,6 +46,8 @@ var spec = &module.Spec{
 		{Name: "status", Choices: workdir.Statuses, Help: "status: the deployment status to write"},
 		{Name: "phase", Help: "status: the phase the deploy is in (deployment_phase)"},
 		{Name: "hosts", Type: module.List, Help: "scale_down: the host names of the nodes to remove"},
+		{Name: "allow_empty_group", Type: module.Bool, Default: false,
+			Help: "scale_down: allow removing every node of a group whose role or resource name contains controller"},
 		{Name: "heat_dir", Type: module.Path, Help: "save: use the ephemeral Heat launched in this directory"},
 		{Name: "endpoint", Help: "save: no-auth Heat endpoint, e.g. http://127.0.0.1:8006/v1/admin"},
 		{Name: "cloud", Help: "save: clouds.yaml cloud of an existing Heat (Keystone password auth)"},
@@ -74,7 +76,7 @@ func run(ctx *module.Context) (module.Result, error) {
 	}
 	res := module.Result{"changed": false, "paths": l.Paths()}
 	action := p.Str("action")
-	for _, n := range []string{"status", "phase", "hosts", "heat_dir", "endpoint", "cloud", "fingerprint", "owner_pid"} {
+	for _, n := range []string{"status", "phase", "hosts", "allow_empty_group", "heat_dir", "endpoint", "cloud", "fingerprint", "owner_pid"} {
 		if p.Given(n) && !allowed(action, n) {
 			return res, fmt.Errorf("parameter %q does not apply to action %s", n, action)
 		}
@@ -146,7 +148,7 @@ func allowed(action, param string) bool {
 	switch param {
 	case "status", "phase":
 		return action == actStatus
-	case "hosts":
+	case "hosts", "allow_empty_group":
 		return action == actScaleDown
 	case "heat_dir", "endpoint", "cloud":
 		return action == actSave
@@ -313,9 +315,20 @@ func exportMsg(ex *workdir.Export) string {
 }
 
 func scaleDown(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {
-	plan, err := l.PlanScaleDown(ctx.Params.Strings("hosts"))
+	hosts := ctx.Params.Strings("hosts")
+	opts := workdir.ScaleDownOptions{AllowEmptyGroup: ctx.Params.Bool("allow_empty_group")}
+	// Check mode plans; otherwise the plan is made and written at once,
+	// from the files as they are then.
+	apply := l.ApplyScaleDown
+	if ctx.CheckMode {
+		apply = l.PlanScaleDown
+	}
+	plan, err := apply(hosts, opts)
 	if err != nil {
 		return res, err
+	}
+	for _, w := range plan.Warnings {
+		ctx.Warn("%s", w)
 	}
 	removals := func(rs []workdir.Removal) []any {
 		out := []any{}
@@ -324,13 +337,16 @@ func scaleDown(ctx *module.Context, l workdir.Layout, res module.Result) (module
 		}
 		return out
 	}
-	res["remove"], res["already_removed"], res["counts"], res["limit"] = removals(plan.Remove), removals(plan.Already), plan.Counts, plan.Limit()
+	res["remove"], res["already_removed"], res["counts"] = removals(plan.Remove), removals(plan.Already), plan.Counts
+	res["limit"], res["not_in_limit"] = plan.Limit, plan.NotInLimit
 	res["environment"] = l.ScaleDown()
-	res["parameter_defaults"] = plan.Parameters
+	res["parameter_defaults"] = plan.ParameterDefaults
+	if plan.Parameters != nil {
+		res["parameters"] = plan.Parameters
+	}
 	res["changed"] = plan.Changed
 	if ctx.Diff && plan.Changed {
-		before, _ := os.ReadFile(l.ScaleDown())
-		res["diff"] = map[string]any{"before": string(before), "after": string(plan.Content),
+		res["diff"] = map[string]any{"before": string(plan.Before), "after": string(plan.Content),
 			"before_header": l.ScaleDown(), "after_header": l.ScaleDown()}
 	}
 	lines := []string{}
@@ -343,9 +359,6 @@ func scaleDown(ctx *module.Context, l workdir.Layout, res module.Result) (module
 	case ctx.CheckMode:
 		res["msg"] = "would remove " + strings.Join(lines, ", ") + " and write " + l.ScaleDown()
 	default:
-		if err := l.WriteScaleDown(plan); err != nil {
-			return res, err
-		}
 		res["msg"] = "removed " + strings.Join(lines, ", ") + ": " + l.ScaleDown() + " is included by every later deploy"
 	}
 	return res, nil

@@ -144,7 +144,7 @@ func TestScaleDownCheckAndDiff(t *testing.T) {
 	os.MkdirAll(filepath.Join(wd, "outputs"), 0o700)
 	nodes := "stack: overcloud\ngroups:\n  - resource: Compute\n    role: Compute\n    count_parameter: ComputeCount\n" +
 		"    removal_policies_parameter: ComputeRemovalPolicies\n    removed: []\n    members:\n" +
-		"      - {index: \"0\", hostname: overcloud-novacompute-0}\n      - {index: \"1\", hostname: overcloud-novacompute-1}\n"
+		"      - {index: \"0\", hostname: overcloud-novacompute-0}\n      - {index: \"1\", hostname: overcloud-novacompute-1}\ncomplete: true\n"
 	if err := os.WriteFile(filepath.Join(wd, "outputs", "overcloud-nodes.yaml"), []byte(nodes), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -174,4 +174,41 @@ func TestScaleDownCheckAndDiff(t *testing.T) {
 // refused naming the option and what it allows.
 func TestBoundaries(t *testing.T) {
 	moduletest.Boundaries(t, spec, `{"work_dir": "/tmp/wd", "action": "status"}`)
+}
+
+// allow_empty_group lets the last Controller go (refused without it, with
+// nothing written); the limit is a list of the inventory's names; the plan's
+// warnings reach the result; the option applies to scale_down only.
+func TestScaleDownEmptyGroupAndLimit(t *testing.T) {
+	wd := filepath.Join(t.TempDir(), "w")
+	os.MkdirAll(filepath.Join(wd, "outputs"), 0o700)
+	os.MkdirAll(filepath.Join(wd, "config-download", "overcloud"), 0o700)
+	nodes := "stack: overcloud\ngroups:\n  - resource: Controller\n    role: Controller\n    count_parameter: ControllerCount\n" +
+		"    removal_policies_parameter: ControllerRemovalPolicies\n    removed: []\n    members:\n" +
+		"      - {index: \"0\", hostname: overcloud-controller-0}\ncomplete: true\n"
+	inventory := "Controller:\n  hosts:\n    overcloud-controller-0: {}\n"
+	for p, c := range map[string]string{"outputs/overcloud-nodes.yaml": nodes, "config-download/overcloud/tripleo-ansible-inventory.yaml": inventory} {
+		if err := os.WriteFile(filepath.Join(wd, p), []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := map[string]any{"work_dir": wd, "action": "scale_down", "hosts": []string{"overcloud-controller-0"}}
+	res := call(t, args)
+	if msg, _ := res["msg"].(string); res["failed"] != true || !strings.Contains(msg, "allow_empty_group: true") {
+		t.Fatalf("the last Controller: %v", res)
+	}
+	if _, err := os.Stat(filepath.Join(wd, "overcloud-scale-down.yaml")); err == nil {
+		t.Fatal("a refused scale-down wrote the environment")
+	}
+	args["allow_empty_group"] = true
+	res = call(t, args)
+	b, _ := json.Marshal(res)
+	if res["failed"] == true || res["changed"] != true || !strings.Contains(string(b), `"limit":["overcloud-controller-0"]`) ||
+		!strings.Contains(string(b), `"not_in_limit":[]`) || !strings.Contains(string(b), "has no node left") {
+		t.Fatalf("allowed: %s", b)
+	}
+	res = call(t, map[string]any{"work_dir": wd, "action": "status", "status": "DEPLOYING", "allow_empty_group": true})
+	if msg, _ := res["msg"].(string); res["failed"] != true || !strings.Contains(msg, `parameter "allow_empty_group" does not apply to action status`) {
+		t.Fatalf("status: %v", res)
+	}
 }
