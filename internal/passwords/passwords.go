@@ -79,7 +79,7 @@ type file struct {
 // the line and what is wrong; a wrong form, the key and its line).
 func readFile(path string) (*file, error) {
 	f := &file{defaults: map[string]any{}}
-	b, err := fsutil.ReadInput(path, fileLimit, "passwords file")
+	b, err := fsutil.ReadOwn(path, fileLimit, "passwords file")
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
 	}
@@ -273,7 +273,7 @@ func Plan(path string, names []string) (*Set, error) {
 	// whoever wrote it (PyYAML lays it out differently), unless its mode is
 	// not 0600.
 	s.Changed = len(s.Generated) > 0 || len(s.Dropped) > 0
-	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != fsutil.SecretFileMode {
+	if st, err := os.Lstat(path); err != nil || st.Mode().Perm() != fsutil.SecretFileMode {
 		s.Changed = true
 	}
 	return s, nil

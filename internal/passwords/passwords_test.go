@@ -257,7 +257,7 @@ func TestPasswordsFileIsBounded(t *testing.T) {
 	huge := filepath.Join(dir, "huge.yaml")
 	os.WriteFile(huge, nil, 0o600)
 	os.Truncate(huge, 1<<30)
-	for path, want := range map[string]string{fifo: "is a FIFO", zero: "is a character device", huge: "over the limit"} {
+	for path, want := range map[string]string{fifo: "is a FIFO", zero: "is a symbolic link", huge: "over the limit"} {
 		done := make(chan error, 1)
 		go func() { _, err := Ensure(path, []string{"AdminPassword"}); done <- err }()
 		select {

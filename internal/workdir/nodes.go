@@ -257,7 +257,7 @@ var nodesLimit = fsutil.Limit{Bytes: 16 << 20}
 // reader (a FIFO, a device or a huge file is refused, never read) and checks
 // it against its schema before anything uses it (checkNodes).
 func (l Layout) ReadNodes() (*Nodes, error) {
-	b, err := fsutil.ReadInput(l.Nodes(), nodesLimit, "nodes file")
+	b, err := fsutil.ReadOwn(l.Nodes(), nodesLimit, "nodes file")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s does not exist: deploy %s with this collection first (the deploy saves the nodes of the stack there)", l.Nodes(), l.Stack)
 	}
@@ -277,7 +277,7 @@ func (l Layout) ReadNodes() (*Nodes, error) {
 // name of a member Heat says is removed, so a file cut off loses nothing
 // but names).
 func (l Layout) readPreviousNodes() (*Nodes, error) {
-	b, err := fsutil.ReadInput(l.Nodes(), nodesLimit, "nodes file")
+	b, err := fsutil.ReadOwn(l.Nodes(), nodesLimit, "nodes file")
 	if err != nil {
 		return nil, err
 	}

@@ -215,7 +215,7 @@ func TestInputsAreBounded(t *testing.T) {
 		want string
 	}{
 		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o600) }, "is a FIFO"},
-		{"a symlink to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "is a character device"},
+		{"a symlink to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "is a symbolic link"},
 		{"a directory", func(p string) error { return os.Mkdir(p, 0o700) }, "is a directory"},
 		{"a 1 GiB file", func(p string) error {
 			if err := os.WriteFile(p, nil, 0o600); err != nil {

@@ -360,7 +360,7 @@ func (e *scaleDownFile) document() map[string]any {
 // refusal names the file, the section, the key and its line.
 func (l Layout) readScaleDownEnv(nodes *Nodes) (*scaleDownFile, error) {
 	e := &scaleDownFile{other: map[string]any{}, defaults: map[string]any{}, mode: fsutil.SecretFileMode}
-	b, err := fsutil.ReadInput(l.ScaleDown(), scaleDownLimit, "scale-down environment")
+	b, err := fsutil.ReadOwn(l.ScaleDown(), scaleDownLimit, "scale-down environment")
 	if errors.Is(err, fs.ErrNotExist) {
 		return e, nil
 	}
@@ -368,7 +368,7 @@ func (l Layout) readScaleDownEnv(nodes *Nodes) (*scaleDownFile, error) {
 		return nil, fmt.Errorf("reading the removals of earlier scale-downs: %w", err)
 	}
 	e.raw = b
-	if st, err := os.Stat(l.ScaleDown()); err == nil {
+	if st, err := os.Lstat(l.ScaleDown()); err == nil {
 		e.mode = st.Mode().Perm()
 	}
 	refuse := func(err error) error {
@@ -550,7 +550,7 @@ func (l Layout) limitOf(p *ScaleDownPlan) error {
 // both by their lower-case form.
 func (l Layout) inventoryNames() (hosts map[string][]string, groups map[string]bool, err error) {
 	path := l.Inventory()
-	b, err := fsutil.ReadInput(path, inventoryLimit, "config-download inventory")
+	b, err := fsutil.ReadOwn(path, inventoryLimit, "config-download inventory")
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, err

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/moduletest"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/workdir"
 )
 
 // project writes a config-download-like directory: an inventory of two
@@ -104,8 +107,8 @@ func TestRun(t *testing.T) {
 			failed: true, playbook: true, msg: []string{"ok.yaml ran nothing: tags nothing selected no task of ok.yaml", "allow_no_hosts: true accepts that"}},
 		{name: "allow_no_hosts accepts a limit that selects no host", args: map[string]any{"playbook": "ok.yaml", "become": false, "limit": "nobody", "allow_no_hosts": true},
 			msg: []string{"ok.yaml: ran nothing (allow_no_hosts): limit \"nobody\" matched no host"}, warning: "ran nothing"},
-		{name: "the lock token is masked", args: map[string]any{"playbook": "ok.yaml", "become": false, "lock_token": "tok-secret-5150"},
-			msg: []string{"ok on 2 host(s)"}, absent: "tok-secret-5150"},
+		{name: "a lock token outside a working dir is refused, and masked", args: map[string]any{"playbook": "ok.yaml", "become": false, "lock_token": "tok-secret-5150"},
+			failed: true, msg: []string{"lock_token", "not the config-download directory of a working dir", "give no lock_token"}, absent: "tok-secret-5150"},
 		{name: "a missing ansible_cfg is refused", args: map[string]any{"playbook": "ok.yaml", "ansible_cfg": "/nonexistent/my.cfg"},
 			failed: true, msg: []string{"ansible_cfg /nonexistent/my.cfg", "no such file"}},
 		{name: "negative timeout refused", args: map[string]any{"playbook": "ok.yaml", "timeout": -1},
@@ -228,4 +231,43 @@ func TestDocumentationMatchesSpec(t *testing.T) {
 // refused naming the option and what it allows.
 func TestBoundaries(t *testing.T) {
 	moduletest.Boundaries(t, spec, `{"dir": "/tmp/cd"}`)
+}
+
+// A run in a working dir's config-download directory takes the working
+// dir's lock: while another operation holds it, the run waits lock_wait,
+// then fails naming the holder, and writes nothing.
+func TestRunTakesTheWorkDirLock(t *testing.T) {
+	src := project(t)
+	l, err := workdir.New(filepath.Join(t.TempDir(), "overcloud-deploy", "overcloud"), "overcloud")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	cd := l.ConfigDownload()
+	if err := os.MkdirAll(cd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"tripleo-ansible-inventory.yaml", "ok.yaml"} {
+		b, _ := os.ReadFile(filepath.Join(src, n))
+		os.WriteFile(filepath.Join(cd, n), b, 0o600)
+	}
+	held, err := l.Lock(context.Background(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := moduletest.Call(t, spec, run, map[string]any{"dir": cd, "playbook": "ok.yaml", "become": false, "lock_wait": 1})
+	msg, _ := res["msg"].(string)
+	if res["failed"] != true || !strings.Contains(msg, fmt.Sprintf("work_dir %s is in use by pid %d", l.Dir, os.Getpid())) {
+		t.Errorf("a run while the working dir is locked: %v", res)
+	}
+	if _, err := os.Lstat(filepath.Join(cd, "ansible.log")); err == nil {
+		t.Error("the refused run wrote its log")
+	}
+	held.Unlock()
+	res = moduletest.Call(t, spec, run, map[string]any{"dir": cd, "playbook": "ok.yaml", "become": false, "lock_wait": 1})
+	if res["failed"] == true {
+		t.Errorf("a run once the lock is free: %v", res["msg"])
+	}
 }

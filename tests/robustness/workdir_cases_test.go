@@ -1,6 +1,7 @@
 package robustness
 
 import (
+	"github.com/ephemeral-heat/ephemeral-heat/internal/pathguard"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,11 @@ func workDir(s *sandbox, nodes string, extra map[string]string) string {
 	for p, c := range extra {
 		s.file(filepath.Join("wd", p), c, 0o600)
 	}
+	// As a deploy leaves it: marked ours, its lock file made.
+	if err := pathguard.WriteMarker(wd, pathguard.KindWorkDir); err != nil {
+		s.t.Fatal(err)
+	}
+	s.file("wd/workdir.lock", "", 0o600)
 	return wd
 }
 
@@ -109,7 +115,7 @@ func workdirCases() []badCase {
 			want:  []string{"nodes file", nodesPath, "is a FIFO"}},
 		{name: "nodes file is a symlink to /dev/zero", module: "overcloud_workdir",
 			setup: scaleDown("", one, func(s *sandbox, wd string) { s.symlink(nodesPath, "/dev/zero") }),
-			want:  []string{"nodes file", nodesPath, "is a character device"}},
+			want:  []string{"nodes file", nodesPath, "is a symbolic link"}},
 		{name: "scale-down environment is a FIFO", module: "overcloud_workdir",
 			setup: scaleDown(wdNodes, one, func(s *sandbox, wd string) { s.fifo("wd/overcloud-scale-down.yaml") }),
 			want:  []string{"scale-down environment", "overcloud-scale-down.yaml", "is a FIFO"}},

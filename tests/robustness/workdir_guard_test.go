@@ -9,8 +9,8 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/pathguard"
 )
 
-// workDir makes a working dir of ours (marker) at name in the sandbox.
-func workDir(s *sandbox, name string) string {
+// ourWorkDir makes a working dir of ours (marker) at name in the sandbox.
+func ourWorkDir(s *sandbox, name string) string {
 	s.t.Helper()
 	dir := s.dir(name, 0o700)
 	if err := pathguard.WriteMarker(dir, pathguard.KindWorkDir); err != nil {
@@ -54,40 +54,40 @@ func workDirGuardCases() []badCase {
 			return a{"work_dir": filepath.Join(s.dir("shared", 0o777), "wd"), "action": "prepare"}, ""
 		}, want: []string{"work_dir", "without the sticky bit"}},
 		{name: "a saved output is a FIFO", module: "overcloud_workdir", setup: func(s *sandbox) (a, string) {
-			wd := workDir(s, "wd")
+			wd := ourWorkDir(s, "wd")
 			s.dir("wd/outputs", 0o700)
 			s.fifo("wd/outputs/KeystoneURL")
 			return a{"work_dir": wd, "action": "export"}, ""
 		}, want: []string{"saved output", "KeystoneURL", "is a FIFO"}, writes: true},
 		{name: "a saved output is a symlink to /dev/zero", module: "overcloud_workdir", setup: func(s *sandbox) (a, string) {
-			wd := workDir(s, "wd")
+			wd := ourWorkDir(s, "wd")
 			s.dir("wd/outputs", 0o700)
 			s.symlink("wd/outputs/EndpointMap", "/dev/zero")
 			return a{"work_dir": wd, "action": "export"}, ""
 		}, want: []string{"saved output", "EndpointMap", "is a symbolic link"}, writes: true},
 		{name: "the deploy fingerprint is a FIFO", module: "overcloud_workdir", setup: func(s *sandbox) (a, string) {
-			wd := workDir(s, "wd")
+			wd := ourWorkDir(s, "wd")
 			s.fifo("wd/deploy-inputs.sha256")
 			return a{"work_dir": wd, "action": "prepare", "passwords": false}, ""
 		}, want: []string{"deploy inputs fingerprint", "is a FIFO"}, writes: true},
 		{name: "the deployment status is /dev/zero", module: "overcloud_workdir", setup: func(s *sandbox) (a, string) {
-			wd := workDir(s, "wd")
+			wd := ourWorkDir(s, "wd")
 			s.device("wd/overcloud-deployment_status.yaml")
 			return a{"work_dir": wd, "action": "archive", "_ansible_check_mode": true, "lock_wait": 0}, ""
 		}, want: nil, writes: true},
 		{name: "the lock file is a symlink", module: "overcloud_workdir", setup: func(s *sandbox) (a, string) {
-			wd := workDir(s, "wd")
+			wd := ourWorkDir(s, "wd")
 			s.symlink("wd/workdir.lock", s.file("victim", "precious\n", 0o644))
 			return a{"work_dir": wd, "action": "status", "status": "DEPLOYING"}, ""
 		}, want: []string{"lock", "workdir.lock", "is a symlink"}},
 		{name: "a lock_token nobody holds", module: "overcloud_workdir", setup: func(s *sandbox) (a, string) {
-			return a{"work_dir": workDir(s, "wd"), "action": "status", "status": "DEPLOYING", "lock_token": "0123456789abcdef0123456789abcdef"}, ""
+			return a{"work_dir": ourWorkDir(s, "wd"), "action": "status", "status": "DEPLOYING", "lock_token": "0123456789abcdef0123456789abcdef"}, ""
 		}, want: []string{"lock_token", "take the lock first"}, writes: true},
 		{name: "a fingerprint that is not a sha256", module: "overcloud_workdir", setup: func(s *sandbox) (a, string) {
-			return a{"work_dir": workDir(s, "wd"), "action": "fingerprint", "fingerprint": "../../etc/passwd"}, ""
+			return a{"work_dir": ourWorkDir(s, "wd"), "action": "fingerprint", "fingerprint": "../../etc/passwd"}, ""
 		}, want: []string{"fingerprint", "is not a sha256"}, writes: true},
 		{name: "lock for a process that does not run", module: "overcloud_workdir", setup: func(s *sandbox) (a, string) {
-			return a{"work_dir": workDir(s, "wd"), "action": "lock", "owner_pid": 4194303}, ""
+			return a{"work_dir": ourWorkDir(s, "wd"), "action": "lock", "owner_pid": 4194303}, ""
 		}, want: []string{"owner_pid 4194303 is not a running process"}, writes: true},
 	}
 }
@@ -108,7 +108,7 @@ func TestWorkDirGuardCases(t *testing.T) {
 	// device where the status file is neither blocks nor fails.
 	t.Run("check mode archive beside a device", func(t *testing.T) {
 		s := newSandbox(t)
-		wd := workDir(s, "wd")
+		wd := ourWorkDir(s, "wd")
 		s.device("wd/overcloud-deployment_status.yaml")
 		r := runModule(t, s, "overcloud_workdir", a{"work_dir": wd, "action": "archive", "_ansible_check_mode": true}, "")
 		if r.timedOut || r.res["failed"] == true {
