@@ -1,0 +1,87 @@
+package robustness
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+)
+
+// The guards of issue 33 (items 5 and 6): a restore under a running Heat,
+// one stack-name rule for every module that takes a stack, and secrets in
+// no message. Their tests are named so that the suite's usual selection
+// (-run 'TestHandCases|TestGeneratedBadInputs|TestControls') runs them.
+
+// TestHandCasesGuards runs guardCases as TestHandCases runs handCases.
+func TestHandCasesGuards(t *testing.T) {
+	for _, c := range guardCases() {
+		t.Run(c.name, func(t *testing.T) {
+			counted.hand.Add(1)
+			r := c.check(t)
+			t.Logf("%s in %s, %d MiB: %s", c.module, r.elapsed.Round(time.Millisecond), r.rss>>20, truncate(r.msg(), 300))
+		})
+	}
+}
+
+func guardCases() []badCase {
+	cases := []badCase{
+		// heat_db_dump state: restored under a running Heat: refused, the
+		// database left as it is.
+		{name: "restore while the heat_dir's Heat runs", module: "heat_db_dump", setup: func(s *sandbox) (a, string) {
+			hd := heatDir(s, "hd", 0)
+			runningHeat(s, hd)
+			dump := s.file("loose.sql", "CREATE TABLE stack (id VARCHAR(36) PRIMARY KEY, name VARCHAR(255), action VARCHAR(255), "+
+				"status VARCHAR(255), owner_id VARCHAR(36), deleted_at DATETIME);\n", 0o600)
+			return a{"heat_dir": hd, "state": "restored", "dest": dump, "verify": false}, ""
+		}, want: []string{"state: restored refused", "heat_dir", "/hd is running", "pid ", "(sleep ", "ephemeral_heat_launch state: stopped", "kill_heat"}},
+		{name: "check-mode restore while the heat_dir's Heat runs", module: "heat_db_dump", setup: func(s *sandbox) (a, string) {
+			hd := heatDir(s, "hd", 0)
+			runningHeat(s, hd)
+			return a{"heat_dir": hd, "state": "restored", "_ansible_check_mode": true}, ""
+		}, want: []string{"state: restored refused", "/hd is running"}},
+	}
+	return cases
+}
+
+// runningHeat records in heat_dir hd a launch whose Heat runs: a live
+// `sleep` carrying the launch's tag, as heat-all would (the record of a
+// native launch); it is killed when the case ends.
+func runningHeat(s *sandbox, hd string) {
+	s.t.Helper()
+	const id = "0123456789abcdef0123456789abcdef"
+	cmd := exec.Command("sleep", "300")
+	cmd.Env = append(os.Environ(), proc.Tag(id))
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var info proc.Info
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var err error
+		if info, err = proc.Inspect(cmd.Process.Pid); err == nil && len(info.Cmdline) > 0 && info.Cmdline[0] == "sleep" {
+			break
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("sleep did not start: %v", err)
+		}
+	}
+	port, err := proc.FreePort()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	d, err := heatdir.At(hd)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	rec := &heatdir.Record{State: heatdir.Running, LaunchID: id, HeatType: "native", BindHost: "127.0.0.1", APIPort: port,
+		Endpoint: "http://127.0.0.1:" + strconv.Itoa(port) + "/v1/admin", StartedAt: time.Now().UTC(),
+		Process: &proc.Record{PID: info.PID, PGID: info.PGID, StartTicks: info.StartTicks, BootID: proc.BootID(),
+			Cmdline: info.Cmdline, Tag: proc.Tag(id)}}
+	if err := d.WriteRecord(rec); err != nil {
+		s.t.Fatal(err)
+	}
+}
