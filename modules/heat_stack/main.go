@@ -12,6 +12,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/stackname"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/templates"
 )
 
@@ -19,7 +20,7 @@ var spec = &module.Spec{
 	Name:  "heat_stack",
 	Short: "create, update or delete a Heat stack and wait for it",
 	Params: []module.Param{
-		{Name: "name", Required: true, Check: stack.CheckName, Help: "stack name"},
+		{Name: "name", Required: true, Check: stackname.Checker(stackname.Heat), Help: "stack name"},
 		{Name: "state", Default: stack.Present, Choices: []string{stack.Present, stack.Absent}, Help: "present or absent"},
 		{Name: "template", Type: module.Path, Help: "top template (required to create, or to update without existing)"},
 		{Name: "environment_files", Type: module.List, Elements: module.Path, Help: "environment files, later ones override earlier ones"},

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,22 @@ func TestHandCasesGuards(t *testing.T) {
 	}
 }
 
+// badStackNames are stack names heat_stack refuses, and what the refusal
+// says of each besides the parameter's name.
+var badStackNames = []struct {
+	what, name string
+	want       string
+}{
+	{"with a newline", "over\ncloud", "starts with a letter"},
+	{"with a leading dash", "-overcloud", "starts with a letter"},
+	{"with a semicolon", "a;touch x", "starts with a letter"},
+	{"with a command substitution", "$(id)", "starts with a letter"},
+	{"with one later", "a$(id)", "starts with a letter"},
+	{"that is not ASCII", "clöud", "starts with a letter"},
+	{"that is a number", "123", "starts with a letter"},
+	{"of 300 characters", strings.Repeat("a", 300), "300 characters long"},
+}
+
 func guardCases() []badCase {
 	cases := []badCase{
 		// heat_db_dump state: restored under a running Heat: refused, the
@@ -43,6 +60,17 @@ func guardCases() []badCase {
 			runningHeat(s, hd)
 			return a{"heat_dir": hd, "state": "restored", "_ansible_check_mode": true}, ""
 		}, want: []string{"state: restored refused", "/hd is running"}},
+	}
+	for _, n := range badStackNames {
+		n := n
+		cases = append(cases,
+			badCase{name: "overcloud_workdir stack " + n.what, module: "overcloud_workdir", setup: func(s *sandbox) (a, string) {
+				return a{"work_dir": s.path("wd"), "stack": n.name, "action": "prepare"}, ""
+			}, want: []string{`parameter "stack"`, n.want}},
+			badCase{name: "config_download stack " + n.what, module: "config_download", setup: func(s *sandbox) (a, string) {
+				return a{"stack": n.name, "dest": s.path("cd"), "endpoint": "http://127.0.0.1:9/v1/admin"}, ""
+			}, want: []string{`parameter "stack"`, n.want}},
+		)
 	}
 	return cases
 }
