@@ -195,6 +195,8 @@ type Request struct {
 	envFiles map[string]string
 	envURLs  []string
 	masker   *strings.Replacer // hidden values in progress lines
+	// heatHidden are the parameters Heat shows hidden (LearnHidden).
+	heatHidden map[string]bool
 }
 
 // Prepare validates the options and processes the template and environment
@@ -354,6 +356,7 @@ func (r *Request) Run(ctx context.Context, c *heatapi.Client) (Outcome, error) {
 		} else if err != nil {
 			return Outcome{Action: ActionNone}, fmt.Errorf("reading stack %s: %w", ref, err)
 		}
+		r.LearnHidden(cur)
 	}
 	if r.o.State == Absent {
 		if !exists {

@@ -81,7 +81,7 @@ func run(ctx *module.Context) (module.Result, error) {
 			opts.Progress = log
 		}
 		res, err := runStack(ctx, opts)
-		log.Finish(res, err)
+		log.Finish(res, err, ctx.Mask)
 		return res, err
 	}
 	return runStack(ctx, opts)
@@ -111,6 +111,13 @@ func runStack(ctx *module.Context, opts stack.Options) (module.Result, error) {
 	for _, v := range req.HiddenValues() {
 		ctx.AddSecret(v)
 	}
+	// With existing=true and no template, Heat tells which parameters are
+	// hidden when the run reads the stack: their values are registered then.
+	defer func() {
+		for _, v := range req.HiddenValues() {
+			ctx.AddSecret(v)
+		}
+	}()
 	if p.Bool("digest_only") {
 		in := req.Inputs()
 		if in == nil {

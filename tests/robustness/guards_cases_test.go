@@ -10,6 +10,7 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/fakeheat"
 )
 
 // The guards of issue 33 (items 5 and 6): a restore under a running Heat,
@@ -112,4 +113,81 @@ func runningHeat(s *sandbox, hd string) {
 	if err := d.WriteRecord(rec); err != nil {
 		s.t.Fatal(err)
 	}
+}
+
+// hiddenStack is a stack whose AdminPassword and Pin are hidden, as the fake
+// Heat shows it.
+func hiddenStack(refuse string) fakeheat.Stack {
+	return fakeheat.Stack{Name: "overcloud", ID: "5e1f0c2a-0000-4000-8000-000000000001",
+		Parameters: map[string]string{"AdminPassword": "******", "Pin": "******", "Visible": "old-value"},
+		Template: map[string]any{"heat_template_version": "2021-04-16", "parameters": map[string]any{
+			"AdminPassword": map[string]any{"type": "string", "hidden": true},
+			"Pin":           map[string]any{"type": "number", "hidden": true},
+			"Visible":       map[string]any{"type": "string"}}, "resources": map[string]any{}},
+		RefusePreview: refuse}
+}
+
+// TestControlsGuards: a secret shows nowhere in what a module prints,
+// however the run ends; and what must work does.
+func TestControlsGuards(t *testing.T) {
+	const secret, pin = "n3w-S3cret-Pa55word", 987654321
+	hiddenArgs := func(endpoint string) a {
+		return a{"name": "overcloud", "endpoint": endpoint, "existing": true, "_ansible_check_mode": true, "_ansible_diff": true,
+			"parameters": a{"AdminPassword": secret, "Pin": pin, "Visible": "shown-value"}}
+	}
+	leaks := func(r run) []string {
+		var out []string
+		for _, s := range []string{secret, secret[:7], strconv.Itoa(pin)} {
+			if strings.Contains(r.stdout+r.stderr, s) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	t.Run("hidden values with existing: true, check mode and diff", func(t *testing.T) {
+		s := newSandbox(t)
+		h := fakeheat.Start(t, hiddenStack(""))
+		r := runModule(t, s, "heat_stack", hiddenArgs(h.Endpoint), "")
+		if r.res["failed"] != false || r.res["changed"] != true {
+			t.Fatalf("check mode: %s", r.stdout)
+		}
+		if l := leaks(r); len(l) > 0 {
+			t.Errorf("%q shows: %s", l, r.stdout)
+		}
+		inv, _ := r.res["invocation"].(map[string]any)
+		args, _ := inv["module_args"].(map[string]any)
+		params, _ := args["parameters"].(map[string]any)
+		if params["AdminPassword"] != "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER" || params["Pin"] != "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER" ||
+			params["Visible"] != "shown-value" {
+			t.Errorf("module_args parameters: %v", params)
+		}
+		if !strings.Contains(r.stdout, `"after":"shown-value"`) && !strings.Contains(r.stdout, "shown-value") {
+			t.Errorf("the visible parameter's change is not shown: %s", r.stdout)
+		}
+	})
+	t.Run("Heat refuses the update quoting a hidden value", func(t *testing.T) {
+		s := newSandbox(t)
+		h := fakeheat.Start(t, hiddenStack("Parameter 'AdminPassword' is invalid: '"+secret+"' does not match; given "+secret[:9]+"..."))
+		r := runModule(t, s, "heat_stack", hiddenArgs(h.Endpoint), "")
+		if r.res["failed"] != true || !strings.Contains(r.msg(), "Heat refuses this update") || !strings.Contains(r.msg(), "is invalid") {
+			t.Fatalf("refused update: %s", r.stdout)
+		}
+		if l := leaks(r); len(l) > 0 {
+			t.Errorf("%q shows: %s", l, r.stdout)
+		}
+	})
+	t.Run("a progress_file gets no secret either", func(t *testing.T) {
+		s := newSandbox(t)
+		h := fakeheat.Start(t, hiddenStack("Parameter 'AdminPassword' is invalid: '"+secret+"'"))
+		args := hiddenArgs(h.Endpoint)
+		args["progress_file"] = s.path("progress.log")
+		r := runModule(t, s, "heat_stack", args, "")
+		b, err := os.ReadFile(s.path("progress.log"))
+		if r.res["failed"] != true || err != nil || !strings.Contains(string(b), "is invalid") {
+			t.Fatalf("progress_file: %v %q; %s", err, b, r.stdout)
+		}
+		if strings.Contains(string(b), secret[:7]) {
+			t.Errorf("the progress file shows the secret: %s", b)
+		}
+	})
 }
