@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/stackname"
 )
 
 // RunOptions are the module's parameters.
@@ -43,6 +44,9 @@ func Run(ctx context.Context, c *heatapi.Client, o RunOptions) (Outcome, error) 
 	out := Outcome{Roles: []string{}, Hosts: []string{}, Inventory: filepath.Join(o.Dest, InventoryFile)}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if err := stackname.Check("stack", o.Stack, stackname.Heat); err != nil {
+		return out, err
 	}
 	if o.Dest == "" {
 		return out, fmt.Errorf("dest is required")

@@ -128,6 +128,16 @@ func createTemp(dir, base string, mode os.FileMode) (*os.File, bool, error) {
 	return f, true, err
 }
 
+// MaxNameLen is the longest name of one directory entry that Linux file
+// systems take (NAME_MAX), in bytes.
+const MaxNameLen = 255
+
+// TempNameExtra is the most a temporary name of WriteAtomic adds to the
+// name of the file it becomes: ".NAME.tmp-PID-" (tempPrefix; a PID has at
+// most 7 digits) and up to 19 digits. A file whose name is longer than
+// MaxNameLen - TempNameExtra cannot always be written atomically.
+const TempNameExtra = len("..tmp--") + 7 + 19
+
 // tempPrefix is the os.CreateTemp pattern of a named temporary file for
 // base: ".BASE.tmp-PID-*", so RemoveStaleTemps can tell a dead writer's
 // leftovers from a live one's.

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -223,5 +225,17 @@ func TestLockDirExcludes(t *testing.T) {
 	again()
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("locking created files: %v", ents)
+	}
+}
+
+// TempNameExtra covers the longest temporary name WriteAtomic can give: a
+// base name of MaxNameLen - TempNameExtra, the largest PID and 19 digits of
+// nanoseconds make exactly MaxNameLen.
+func TestTempNameExtra(t *testing.T) {
+	base := strings.Repeat("a", MaxNameLen-TempNameExtra)
+	prefix := strings.Replace(tempPrefix(base), "-"+strconv.Itoa(os.Getpid())+"-", "-4194304-", 1)
+	name := strings.TrimSuffix(prefix, "*") + strconv.FormatInt(math.MaxInt64, 10)
+	if len(name) != MaxNameLen {
+		t.Errorf("the longest temporary name of a %d-byte name is %d bytes (%s), want %d", len(base), len(name), name, MaxNameLen)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -86,7 +87,7 @@ func LoadCloud(name string, paths ...string) (*Cloud, string, error) {
 			Clouds map[string]Cloud `yaml:"clouds"`
 		}
 		if err := yaml.Unmarshal(data, &doc); err != nil {
-			return nil, p, fmt.Errorf("%s is not a valid clouds.yaml: %w", p, err)
+			return nil, p, fmt.Errorf("%s is not a valid clouds.yaml: %s", p, unquoted(err))
 		}
 		c, ok := doc.Clouds[name]
 		if !ok {
@@ -109,6 +110,16 @@ func LoadCloud(name string, paths ...string) (*Cloud, string, error) {
 		return &c, p, nil
 	}
 	return nil, "", fmt.Errorf("no clouds.yaml found (looked at %s)", strings.Join(paths, ", "))
+}
+
+// quotedScalar is the start of a value yaml.v3 quotes in a type error
+// ("cannot unmarshal !!str `s3cr3t-...` into ...").
+var quotedScalar = regexp.MustCompile("`[^`]*`")
+
+// unquoted is a YAML error without the values it quotes: a clouds.yaml
+// holds passwords.
+func unquoted(err error) string {
+	return quotedScalar.ReplaceAllString(err.Error(), "(a value)")
 }
 
 // NewFromHeatDir returns a client of the ephemeral Heat launched in dir,

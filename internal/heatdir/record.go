@@ -86,6 +86,19 @@ func (r *Record) Tag() string {
 	return proc.Tag(r.LaunchID)
 }
 
+// Describe names what the record started, for messages: "pid N" (heat_type
+// native), "pod NAME" or "container NAME", or the launch when it recorded
+// nothing yet.
+func (r *Record) Describe() string {
+	switch {
+	case r.Process != nil:
+		return fmt.Sprintf("pid %d", r.Process.PID)
+	case r.Podman != nil:
+		return r.HeatType + " " + r.Podman.Name
+	}
+	return r.HeatType + " launch " + r.LaunchID
+}
+
 // legacyRecord holds the fields of a version-0 record that moved.
 type legacyRecord struct {
 	PodmanName   string `json:"podman_name"`

@@ -321,17 +321,6 @@ func (l *launcher) outcome(rec *heatdir.Record) Outcome {
 	return out
 }
 
-// describe names what a record started, for messages.
-func describe(rec *heatdir.Record) string {
-	switch {
-	case rec.Process != nil:
-		return fmt.Sprintf("pid %d", rec.Process.PID)
-	case rec.Podman != nil:
-		return rec.HeatType + " " + rec.Podman.Name
-	}
-	return rec.HeatType + " launch " + rec.LaunchID
-}
-
 // backendOf returns a backend for what a record names (nil: unknown type).
 func backendOf(heatType string) backend.Backend {
 	if mk, ok := backends[heatType]; ok {
@@ -360,7 +349,7 @@ func (l *launcher) start(ctx context.Context) (Outcome, error) {
 		switch {
 		case alive && rec.State == heatdir.Running && rec.HeatType == o.HeatType && rec.Fingerprint == fp && b.Ready(ctx, spec, rec) == nil:
 			out := l.outcome(rec)
-			out.Msg = fmt.Sprintf("Heat is already running in %s (%s) at %s", o.HeatDir, describe(rec), rec.Endpoint)
+			out.Msg = fmt.Sprintf("Heat is already running in %s (%s) at %s", o.HeatDir, rec.Describe(), rec.Endpoint)
 			if !o.CheckMode {
 				if err := l.ensureWatchdog(rec); err != nil {
 					return out, err
@@ -368,9 +357,9 @@ func (l *launcher) start(ctx context.Context) (Outcome, error) {
 			}
 			return out, nil
 		case alive && (rec.Fingerprint != fp || rec.HeatType != o.HeatType):
-			o.Warn("the running Heat (%s) was started with other settings; restarting it with the requested ones", describe(rec))
+			o.Warn("the running Heat (%s) was started with other settings; restarting it with the requested ones", rec.Describe())
 		case alive:
-			o.Warn("the running Heat (%s) does not answer at %s; restarting it", describe(rec), rec.Endpoint)
+			o.Warn("the running Heat (%s) does not answer at %s; restarting it", rec.Describe(), rec.Endpoint)
 		default:
 			o.Warn("stale launch record in %s: %s; starting Heat afresh", o.HeatDir, why)
 		}
@@ -446,7 +435,7 @@ func (l *launcher) launch(ctx context.Context, b backend.Backend, spec *backend.
 	}
 	out := l.outcome(rec)
 	out.Changed = true
-	out.Msg = fmt.Sprintf("Heat started in %s (%s) at %s", o.HeatDir, describe(rec), rec.Endpoint)
+	out.Msg = fmt.Sprintf("Heat started in %s (%s) at %s", o.HeatDir, rec.Describe(), rec.Endpoint)
 	// Heat runs from here on: what fails now is reported with it running.
 	if err := l.ensureWatchdog(rec); err != nil {
 		return out, err

@@ -99,7 +99,8 @@ func parseFlags(spec *Spec, args []string) (map[string]any, cliOpts, error) {
 			if strings.HasPrefix(strings.TrimSpace(val), "{") {
 				var j map[string]any
 				if err := json.Unmarshal([]byte(val), &j); err != nil {
-					return nil, opts, fmt.Errorf("flag --%s: %q is not a JSON object: %v", name, val, err)
+					// The value is not quoted: it may hold a secret.
+					return nil, opts, fmt.Errorf("flag --%s: its value is not a JSON object: %v", name, err)
 				}
 				for k, v := range j {
 					m[k] = v
@@ -107,7 +108,7 @@ func parseFlags(spec *Spec, args []string) (map[string]any, cliOpts, error) {
 			} else {
 				k, v, ok := strings.Cut(val, "=")
 				if !ok {
-					return nil, opts, fmt.Errorf("flag --%s takes key=value or a JSON object, got %q", name, val)
+					return nil, opts, fmt.Errorf("flag --%s takes key=value or a JSON object, got a value with no \"=\"", name)
 				}
 				m[k] = v
 			}

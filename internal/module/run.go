@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
@@ -189,19 +190,13 @@ func collectSecrets(v any, ctx *Context) {
 	}
 }
 
-// mask replaces every secret in every string (values and keys) of v.
+// mask replaces every secret in every string (values and keys) of v, and
+// every number that is one.
 func mask(res Result, secrets []string) Result {
 	if len(secrets) == 0 {
 		return res
 	}
-	// Longest first, so a secret containing another is masked whole.
-	s := append([]string(nil), secrets...)
-	sort.Slice(s, func(i, j int) bool { return len(s[i]) > len(s[j]) })
-	pairs := make([]string, 0, 2*len(s))
-	for _, v := range s {
-		pairs = append(pairs, v, Masked)
-	}
-	r := strings.NewReplacer(pairs...)
+	m := newMasker(secrets)
 	// The result's own keys (changed, failed, msg, invocation ...) and the
 	// parameter names in invocation are the protocol: a short secret ("a")
 	// must not turn "failed" into something Ansible does not read.
@@ -211,59 +206,164 @@ func mask(res Result, secrets []string) Result {
 			args, _ := inv["module_args"].(map[string]any)
 			masked := make(map[string]any, len(args))
 			for ak, av := range args {
-				masked[ak] = maskValue(av, r)
+				masked[ak] = m.value(av)
 			}
 			out[k] = map[string]any{"module_args": masked}
 			continue
 		}
-		out[k] = maskValue(v, r)
+		out[k] = m.value(v)
 	}
 	return out
 }
 
-func maskValue(v any, r *strings.Replacer) any {
+// Mask returns s with every secret registered so far masked, as the
+// result will be (for what a module writes elsewhere: a log, a file).
+func (c *Context) Mask(s string) string {
+	if len(c.secrets) == 0 {
+		return s
+	}
+	return newMasker(c.secrets).text(s)
+}
+
+// minShown is the shortest start of a secret that is masked when a message
+// quotes it cut ("s3cr...", as yaml.v3's "cannot unmarshal !!str
+// `s3cr3t-...`" and messages that shorten long values do).
+const minShown = 4
+
+// ellipses are what marks a value cut short in messages.
+var ellipses = []string{"...", "…"}
+
+// masker replaces secrets in text: each whole, and its start cut short
+// (minShown characters or more followed by an ellipsis); and it replaces a
+// number that is a secret.
+type masker struct {
+	r       *strings.Replacer
+	whole   map[string]bool
+	secrets []string
+}
+
+func newMasker(secrets []string) *masker {
+	m := &masker{whole: map[string]bool{}}
+	for _, s := range secrets {
+		if !m.whole[s] {
+			m.whole[s] = true
+			m.secrets = append(m.secrets, s)
+		}
+	}
+	// Longest first, so a secret containing another is masked whole.
+	sort.SliceStable(m.secrets, func(i, j int) bool { return len(m.secrets[i]) > len(m.secrets[j]) })
+	pairs := make([]string, 0, 2*len(m.secrets))
+	for _, s := range m.secrets {
+		pairs = append(pairs, s, Masked)
+	}
+	m.r = strings.NewReplacer(pairs...)
+	return m
+}
+
+// text masks the secrets in s: whole, then cut short before an ellipsis.
+func (m *masker) text(s string) string {
+	s = m.r.Replace(s)
+	var b strings.Builder
+	done := 0 // s[:done] is in b
+	for i := 0; i < len(s); i++ {
+		for _, e := range ellipses {
+			if !strings.HasPrefix(s[i:], e) {
+				continue
+			}
+			if n := m.cut(s[done:i]); n > 0 {
+				b.WriteString(s[done : i-n])
+				b.WriteString(Masked)
+				done = i + len(e)
+				i = done - 1
+			}
+			break
+		}
+	}
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+// cut returns the length of the longest start of a secret (minShown
+// characters or more, shorter than the secret) that before ends with; 0
+// when none does.
+func (m *masker) cut(before string) int {
+	best := 0
+	for _, s := range m.secrets {
+		for n := min(len(s)-1, len(before)); n >= minShown && n > best; n-- {
+			if before[len(before)-n] == s[0] && before[len(before)-n:] == s[:n] {
+				best = n
+				break
+			}
+		}
+	}
+	return best
+}
+
+// number masks a number whose text is a secret (a hidden parameter given as
+// a number): numbers are masked only as whole values.
+func (m *masker) number(x any, texts ...string) any {
+	for _, t := range texts {
+		if m.whole[t] {
+			return Masked
+		}
+	}
+	return x
+}
+
+func (m *masker) value(v any) any {
 	switch x := v.(type) {
 	case string:
-		return r.Replace(x)
+		return m.text(x)
 	case []string:
 		out := make([]string, len(x))
 		for i, e := range x {
-			out[i] = r.Replace(e)
+			out[i] = m.text(e)
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = maskValue(e, r)
+			out[i] = m.value(e)
 		}
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[r.Replace(k)] = maskValue(e, r)
+			out[m.text(k)] = m.value(e)
 		}
 		return out
 	case Result:
-		return maskValue(map[string]any(x), r)
+		return m.value(map[string]any(x))
 	case map[string]string:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[r.Replace(k)] = r.Replace(e)
+			out[m.text(k)] = m.text(e)
 		}
 		return out
-	case nil, bool, int, int64, float64:
+	case nil, bool:
 		return x
+	case int:
+		return m.number(x, strconv.Itoa(x))
+	case int64:
+		return m.number(x, strconv.FormatInt(x, 10))
+	case float64:
+		return m.number(x, strconv.FormatFloat(x, 'f', -1, 64), fmt.Sprint(x))
+	case json.Number:
+		return m.number(x, x.String())
 	default:
 		// Structs and other values: go through JSON so nothing escapes masking.
 		b, err := json.Marshal(x)
 		if err != nil {
-			return r.Replace(fmt.Sprint(x))
+			return m.text(fmt.Sprint(x))
 		}
 		var g any
 		if json.Unmarshal(b, &g) != nil {
-			return r.Replace(string(b))
+			return m.text(string(b))
 		}
-		return maskValue(g, r)
+		return m.value(g)
 	}
 }
 

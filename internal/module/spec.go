@@ -310,11 +310,12 @@ func convert(t Type, elem Type, v any) (any, error) {
 			if err := json.Unmarshal([]byte(x), &m); err == nil {
 				return m, nil
 			}
-			// key=value pairs, as Ansible accepts them.
-			for _, kv := range strings.Fields(x) {
+			// key=value pairs, as Ansible accepts them. The value is not
+			// quoted in the error: it may hold a secret.
+			for i, kv := range strings.Fields(x) {
 				k, val, ok := strings.Cut(kv, "=")
 				if !ok {
-					return nil, fmt.Errorf("%q is neither JSON nor key=value pairs", x)
+					return nil, fmt.Errorf("a string that is neither JSON nor key=value pairs (word %d has no \"=\")", i+1)
 				}
 				m[k] = val
 			}

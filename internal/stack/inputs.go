@@ -116,29 +116,35 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // HiddenValues returns the values given to hidden parameters (in the
 // module's parameters and in the environment files), as Heat would show
-// them: they must be masked wherever results are shown.
+// them and as results show them (each string and number inside a list or
+// map value): they must be masked wherever results are shown. Which
+// parameters are hidden comes from the template, or, with existing=true and
+// no template, from Heat once Run has read the stack (LearnHidden): call it
+// again after Run.
 func (r *Request) HiddenValues() []string {
-	if r.bundle == nil || len(r.bundle.Hidden) == 0 {
+	if (r.bundle == nil || len(r.bundle.Hidden) == 0) && len(r.heatHidden) == 0 {
 		return nil
 	}
 	var out []string
 	add := func(params map[string]any) {
 		for k, v := range params {
-			if !r.bundle.Hidden[k] || v == nil {
+			if !r.hidden(k) || v == nil {
 				continue
 			}
 			s := heatString("", v)
 			if s != "" {
 				out = append(out, s)
 			}
-			if str, ok := v.(string); ok && str != s {
-				out = append(out, str)
-			}
+			out = appendLeaves(out, v)
 		}
 	}
 	add(r.o.Parameters)
-	for _, u := range r.bundle.EnvironmentFiles {
-		env := parseEnv(r.bundle.Files[u])
+	urls, files := r.envURLs, r.envFiles
+	if r.bundle != nil {
+		urls, files = r.bundle.EnvironmentFiles, r.bundle.Files
+	}
+	for _, u := range urls {
+		env := parseEnv(files[u])
 		for _, sec := range []string{"parameters", "parameter_defaults"} {
 			m, _ := env[sec].(map[string]any)
 			add(m)
@@ -146,6 +152,60 @@ func (r *Request) HiddenValues() []string {
 	}
 	sort.Strings(out)
 	return dedup(out)
+}
+
+// appendLeaves appends every string and number in v (a parameter's value)
+// as a result shows it.
+func appendLeaves(out []string, v any) []string {
+	switch x := v.(type) {
+	case string:
+		if x != "" {
+			out = append(out, x)
+		}
+	case json.Number:
+		out = append(out, x.String())
+	case float64:
+		out = append(out, strconv.FormatFloat(x, 'f', -1, 64))
+	case int:
+		out = append(out, strconv.Itoa(x))
+	case []any:
+		for _, e := range x {
+			out = appendLeaves(out, e)
+		}
+	case map[string]any:
+		for _, e := range x {
+			out = appendLeaves(out, e)
+		}
+	}
+	return out
+}
+
+// hidden tells whether a parameter is hidden: by the template, or by what
+// Heat showed of the stack.
+func (r *Request) hidden(name string) bool {
+	return (r.bundle != nil && r.bundle.Hidden[name]) || r.heatHidden[name]
+}
+
+// heatHiddenValue is how Heat shows a hidden parameter's value.
+const heatHiddenValue = "******"
+
+// LearnHidden records the parameters Heat shows hidden in stack cur (with
+// existing=true and no template, only Heat knows them); HiddenValues
+// includes their values from then on, and so does the masking of progress
+// lines.
+func (r *Request) LearnHidden(cur *heatapi.Stack) {
+	if cur == nil {
+		return
+	}
+	for k, v := range cur.Parameters {
+		if v == heatHiddenValue && !r.heatHidden[k] {
+			if r.heatHidden == nil {
+				r.heatHidden = map[string]bool{}
+			}
+			r.heatHidden[k] = true
+			r.masker = nil
+		}
+	}
 }
 
 // parseEnv reads an environment as stored in files (JSON or YAML); nil if
@@ -309,7 +369,7 @@ func (r *Request) paramsEnvChanges(old, now string, curParams map[string]string,
 			s := r.shown(k, b)
 			pc.Before = &s
 		} else if v, ok := curParams[k]; ok {
-			if v == "******" || (r.bundle != nil && r.bundle.Hidden[k]) {
+			if v == heatHiddenValue || r.hidden(k) {
 				v = hiddenMark
 			}
 			pc.Before = &v
@@ -344,7 +404,7 @@ func envOrder(content string) string {
 // shown formats a parameter value for a diff: Heat's string form, or a
 // mark for a hidden parameter.
 func (r *Request) shown(name string, v any) string {
-	if r.bundle != nil && r.bundle.Hidden[name] {
+	if r.hidden(name) {
 		return hiddenMark
 	}
 	return heatString("", v)
@@ -412,10 +472,16 @@ func (r *Request) patchChanges(ctx context.Context, c *heatapi.Client, cur *heat
 			want[k] = heatString(paramType(tpl, k), v)
 		}
 		for k, pc := range diffParams(cur.Parameters, want, o.Parameters) {
-			if pc.Before != nil && *pc.Before == "******" {
-				// Heat does not show hidden values: it cannot be compared.
+			if r.hidden(k) || (pc.Before != nil && *pc.Before == heatHiddenValue) {
+				// Heat does not show hidden values: it cannot be compared,
+				// and the new value is never shown.
 				s := hiddenMark
-				pc.Before, pc.After = &s, &s
+				if pc.Before != nil {
+					pc.Before = &s
+				}
+				if pc.After != nil {
+					pc.After = &s
+				}
 			}
 			if ch.Parameters == nil {
 				ch.Parameters = map[string]ParamChange{}

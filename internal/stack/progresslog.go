@@ -77,12 +77,17 @@ func (l *ProgressLog) Write(p []byte) (int, error) {
 	return l.f.Write(p)
 }
 
-// Finish writes the ProgressDone line with the run's message.
-func (l *ProgressLog) Finish(res map[string]any, err error) {
+// Finish writes the ProgressDone line with the run's message, through mask
+// (the module's: every registered secret masked, as in its result) when
+// not nil.
+func (l *ProgressLog) Finish(res map[string]any, err error, mask func(string) string) {
 	msg, _ := res["msg"].(string)
 	status := "ok"
 	if err != nil {
 		status, msg = "failed", err.Error()
+	}
+	if mask != nil {
+		msg = mask(msg)
 	}
 	msg = strings.ReplaceAll(msg, "\n", " ")
 	l.mu.Lock()

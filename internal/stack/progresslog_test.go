@@ -46,7 +46,7 @@ func TestOpenProgressLog(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				l.Finish(map[string]any{"msg": "done"}, nil)
+				l.Finish(map[string]any{"msg": "done"}, nil, nil)
 				l.Close()
 				b, _ := os.ReadFile(p)
 				if st, _ := os.Lstat(p); !strings.HasPrefix(string(b), progressStarted) || st.Mode().Perm() != 0o600 {

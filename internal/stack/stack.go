@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/stackname"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/templates"
 )
 
@@ -194,6 +195,8 @@ type Request struct {
 	envFiles map[string]string
 	envURLs  []string
 	masker   *strings.Replacer // hidden values in progress lines
+	// heatHidden are the parameters Heat shows hidden (LearnHidden).
+	heatHidden map[string]bool
 }
 
 // Prepare validates the options and processes the template and environment
@@ -211,7 +214,7 @@ func Prepare(o Options) (*Request, error) {
 	if o.Warn == nil {
 		o.Warn = func(string, ...any) {}
 	}
-	if err := validName(o.Name); err != nil {
+	if err := stackname.Check("name", o.Name, stackname.Heat); err != nil {
 		return nil, err
 	}
 	r := &Request{o: o}
@@ -257,25 +260,6 @@ func Prepare(o Options) (*Request, error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-func validName(n string) error {
-	if n == "" {
-		return fmt.Errorf("name is required")
-	}
-	c := n[0]
-	if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-		return fmt.Errorf("invalid stack name %q: it must start with a letter", n)
-	}
-	for _, ch := range n {
-		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '_' || ch == '-' || ch == '.') {
-			return fmt.Errorf("invalid stack name %q: only letters, digits, _, - and . are allowed", n)
-		}
-	}
-	if len(n) > 255 {
-		return fmt.Errorf("invalid stack name: longer than 255 characters")
-	}
-	return nil
 }
 
 // body returns a request body with the template (when given), files,
@@ -372,6 +356,7 @@ func (r *Request) Run(ctx context.Context, c *heatapi.Client) (Outcome, error) {
 		} else if err != nil {
 			return Outcome{Action: ActionNone}, fmt.Errorf("reading stack %s: %w", ref, err)
 		}
+		r.LearnHidden(cur)
 	}
 	if r.o.State == Absent {
 		if !exists {

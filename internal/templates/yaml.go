@@ -89,6 +89,9 @@ type converter struct {
 	nodes int
 }
 
+// errorf reports a problem at n's line. It never quotes a scalar's value:
+// an environment's values may be secrets (hidden parameters), which are
+// only known, and masked, once the files are processed.
 func (c *converter) errorf(n *yaml.Node, format string, args ...any) error {
 	return fmt.Errorf("%s: line %d: %s", c.name, n.Line, fmt.Sprintf(format, args...))
 }
@@ -254,7 +257,7 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 		case "no", "false", "off":
 			return false, nil
 		}
-		return nil, c.errorf(n, "%q is not a boolean", n.Value)
+		return nil, c.errorf(n, "a value tagged !!bool is not a boolean (yes, no, true, false, on or off)")
 	case "!!int":
 		num, err := pyInt(n.Value)
 		if err != nil {
@@ -348,7 +351,7 @@ func pyInt(s string) (json.Number, error) {
 		_, ok = n.SetString(v, 10)
 	}
 	if !ok {
-		return "", fmt.Errorf("%q is not an integer", s)
+		return "", errors.New("a value tagged !!int is not an integer")
 	}
 	if neg {
 		n.Neg(n)
@@ -369,14 +372,14 @@ func pyFloat(s string) (json.Number, error) {
 	var f float64
 	switch {
 	case v == ".inf" || v == ".nan":
-		return "", fmt.Errorf("%q (infinity or NaN) cannot be sent to Heat as JSON; quote it", s)
+		return "", errors.New("a value that is infinity or NaN cannot be sent to Heat as JSON; quote it")
 	case strings.Contains(v, ":"):
 		parts := strings.Split(v, ":")
 		base := 1.0
 		for i := len(parts) - 1; i >= 0; i-- {
 			d, err := strconv.ParseFloat(parts[i], 64)
 			if err != nil {
-				return "", fmt.Errorf("%q is not a number", s)
+				return "", errors.New("a value tagged !!float is not a number")
 			}
 			f += d * base
 			base *= 60
@@ -384,7 +387,7 @@ func pyFloat(s string) (json.Number, error) {
 	default:
 		var err error
 		if f, err = strconv.ParseFloat(v, 64); err != nil {
-			return "", fmt.Errorf("%q is not a number that JSON can carry", s)
+			return "", errors.New("a value tagged !!float is not a number that JSON can carry")
 		}
 	}
 	return pyFloatRepr(sign * f)

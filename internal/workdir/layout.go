@@ -12,8 +12,12 @@ package workdir
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/stackname"
 )
 
 // Directories of a working directory (tripleoclient: v1/overcloud_deploy.py
@@ -39,16 +43,54 @@ type Layout struct {
 	Stack string
 }
 
-// New returns the layout of dir for stack, refusing a stack name that
-// could not be a file name.
+// New returns the layout of dir for stack, refusing a stack name that is
+// not one (package stackname, Heat's rule) or whose files could not be made
+// (StackLimit). Messages name overcloud_workdir's parameters.
 func New(dir, stack string) (Layout, error) {
 	if dir == "" {
 		return Layout{}, fmt.Errorf("work_dir is required")
 	}
-	if stack == "" || stack == "." || stack == ".." || strings.ContainsAny(stack, "/\x00") {
-		return Layout{}, fmt.Errorf("stack name %q cannot name files: use letters, digits, '-' and '_'", stack)
+	if err := stackname.Check("stack", stack, StackLimit); err != nil {
+		return Layout{}, err
 	}
 	return Layout{Dir: filepath.Clean(dir), Stack: stack}, nil
+}
+
+// StackLimit is the longest stack name whose files a working directory can
+// hold: a file name has at most fsutil.MaxNameLen bytes, the layout's names
+// add to the stack (the longest is the deploy archive's), and an atomic
+// write's temporary name adds fsutil.TempNameExtra more.
+var StackLimit = stackLimit()
+
+// stackLimit works StackLimit out from every name the layout makes of the
+// stack (Paths and Archive), so a new name is counted when it is added.
+func stackLimit() stackname.Limit {
+	const mark = "\x01"
+	l := Layout{Dir: "/", Stack: mark}
+	limit, longest := fsutil.MaxNameLen, ""
+	for _, p := range append(sortedValues(l.Paths()), l.Archive(time.Date(2006, 1, 2, 15, 4, 5, 0, time.UTC))) {
+		for _, elem := range strings.Split(p, "/") {
+			n := strings.Count(elem, mark)
+			if n == 0 || strings.Contains(elem, "*") {
+				continue
+			}
+			fixed := len(elem) - n*len(mark) + fsutil.TempNameExtra
+			if m := (fsutil.MaxNameLen - fixed) / n; m < limit {
+				limit, longest = m, strings.ReplaceAll(elem, mark, "<stack>")
+			}
+		}
+	}
+	return stackname.Limit{Max: limit, Why: fmt.Sprintf("the working directory's file names (the longest is %s) and an atomic write's "+
+		"temporary name add up to %d characters to it; a file name has at most %d bytes", longest, fsutil.MaxNameLen-limit, fsutil.MaxNameLen)}
+}
+
+func sortedValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (l Layout) path(parts ...string) string {

@@ -11,13 +11,14 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/configdownload"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/stackname"
 )
 
 var spec = &module.Spec{
 	Name:  "config_download",
 	Short: "render the Ansible project (config-download) of a deployment from its Heat stack",
 	Params: []module.Param{
-		{Name: "stack", Required: true, Help: "stack name"},
+		{Name: "stack", Required: true, Check: stackname.Checker(stackname.Heat), Help: "stack name"},
 		{Name: "dest", Type: module.Path, Required: true, Help: "the config-download directory (a git repository)"},
 		{Name: "ssh_user", Default: configdownload.DefaultSSHUser, Help: "ansible_ssh_user of the nodes"},
 		{Name: "ssh_network", Default: configdownload.DefaultSSHNetwork, Help: "the network whose addresses and names the inventory's hosts get"},

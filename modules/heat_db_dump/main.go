@@ -59,6 +59,10 @@ func run(ctx *module.Context) (module.Result, error) {
 	}
 	var r dumps.Result
 	if p.Str("state") == "restored" {
+		// Under a running Heat, which keeps the old database open.
+		if err := backend.NotRunning(bg, d, "state: restored"); err != nil {
+			return module.Result{"changed": false}, err
+		}
 		r, err = dumps.Restore(bg, dumps.RestoreOptions{HeatDir: d.Path(), Dump: p.Str("dest"), AllowUnverified: !p.Bool("verify"),
 			CheckMode: ctx.CheckMode, Warn: ctx.Warn, Secret: ctx.AddSecret})
 	} else {
@@ -66,8 +70,8 @@ func run(ctx *module.Context) (module.Result, error) {
 			Keep: p.Int("keep"), Wipe: p.Bool("wipe"), CheckMode: ctx.CheckMode, Warn: ctx.Warn, Secret: ctx.AddSecret,
 			WipeFunc: func(c context.Context) ([]string, error) {
 				// Any backend: its recorded process, or its API answering.
-				if running, ep := backend.Running(c, d); running {
-					ctx.Warn("Heat is still running at %s on the wiped database: stop it (ephemeral_heat_launch state=stopped)", ep)
+				if live, _ := backend.Running(c, d); live != nil {
+					ctx.Warn("Heat is still running (%s) on the wiped database: stop it (ephemeral_heat_launch state=stopped)", live)
 				}
 				return d.DropDatabase(c, admin, ctx.Warn)
 			}})

@@ -12,6 +12,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/stackname"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/templates"
 )
 
@@ -19,7 +20,7 @@ var spec = &module.Spec{
 	Name:  "heat_stack",
 	Short: "create, update or delete a Heat stack and wait for it",
 	Params: []module.Param{
-		{Name: "name", Required: true, Check: stack.CheckName, Help: "stack name"},
+		{Name: "name", Required: true, Check: stackname.Checker(stackname.Heat), Help: "stack name"},
 		{Name: "state", Default: stack.Present, Choices: []string{stack.Present, stack.Absent}, Help: "present or absent"},
 		{Name: "template", Type: module.Path, Help: "top template (required to create, or to update without existing)"},
 		{Name: "environment_files", Type: module.List, Elements: module.Path, Help: "environment files, later ones override earlier ones"},
@@ -80,7 +81,7 @@ func run(ctx *module.Context) (module.Result, error) {
 			opts.Progress = log
 		}
 		res, err := runStack(ctx, opts)
-		log.Finish(res, err)
+		log.Finish(res, err, ctx.Mask)
 		return res, err
 	}
 	return runStack(ctx, opts)
@@ -110,6 +111,13 @@ func runStack(ctx *module.Context, opts stack.Options) (module.Result, error) {
 	for _, v := range req.HiddenValues() {
 		ctx.AddSecret(v)
 	}
+	// With existing=true and no template, Heat tells which parameters are
+	// hidden when the run reads the stack: their values are registered then.
+	defer func() {
+		for _, v := range req.HiddenValues() {
+			ctx.AddSecret(v)
+		}
+	}()
 	if p.Bool("digest_only") {
 		in := req.Inputs()
 		if in == nil {

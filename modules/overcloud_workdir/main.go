@@ -18,6 +18,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/passwords"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/stackname"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/workdir"
 )
 
@@ -39,7 +40,7 @@ var spec = &module.Spec{
 	Short: "keep a deployment's working directory as tripleoclient does (passwords, status, outputs, export, rc, archive, scale-down)",
 	Params: []module.Param{
 		{Name: "work_dir", Type: module.Path, Required: true, Help: "the working directory, e.g. ~/overcloud-deploy/overcloud"},
-		{Name: "stack", Default: "overcloud", Help: "stack name"},
+		{Name: "stack", Default: "overcloud", Check: stackname.Checker(workdir.StackLimit), Help: "stack name"},
 		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord},
 			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs)"},
 		{Name: "passwords", Type: module.Bool, Default: true, Help: "prepare: generate the passwords file once and reuse it"},

@@ -80,7 +80,7 @@ func TestActions(t *testing.T) {
 			want: map[string]os.FileMode{"overcloud-passwords.yaml": 0o600, "overcloud-deployment_status.yaml": 0o600,
 				"overcloud-export.yaml": 0o600, "overcloud-cell-export.yaml": 0o600}},
 		{name: "archive", args: map[string]any{"action": "archive"}, changed: true, msg: "entries"},
-		{name: "a stack name that cannot name files", args: map[string]any{"action": "prepare", "stack": "a/b"}, failed: true, msg: "cannot name files"},
+		{name: "a stack name that cannot name files", args: map[string]any{"action": "prepare", "stack": "a/b"}, failed: true, msg: `parameter "stack" is "a/b"; a stack name starts with a letter`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

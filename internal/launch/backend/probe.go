@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
@@ -53,18 +54,67 @@ func EnginesUp(ctx context.Context, endpoint string, engines int) error {
 	return nil
 }
 
+// Live is a Heat that runs for a heat_dir, as its launch record names it.
+type Live struct {
+	// What names what runs it: "pid 123 (heat-all --config-file ...)",
+	// "pod NAME", "container NAME".
+	What string
+	// Endpoint is where its API answers (the recorded endpoint).
+	Endpoint string
+}
+
+// String is what runs and where, for messages.
+func (l Live) String() string {
+	if l.Endpoint == "" {
+		return l.What
+	}
+	return l.What + ", at " + l.Endpoint
+}
+
 // Running tells whether the Heat a heat_dir's launch record names still
-// runs, whatever the backend: its recorded process checks out, or its API
-// answers at the recorded endpoint. It returns that endpoint.
-func Running(ctx context.Context, d heatdir.Dir) (bool, string) {
+// runs, whatever the backend: its recorded process checks out
+// (proc.Record.Check), or its API answers at the recorded endpoint. It
+// returns nil when no record names a running Heat. This is the one answer
+// to "does a Heat of this heat_dir run" for what must not work under one
+// (heat_db_dump's wipe and restore). A record that cannot be read is an
+// error: whether a Heat runs cannot be told.
+func Running(ctx context.Context, d heatdir.Dir) (*Live, error) {
 	rec, err := d.ReadRecord()
-	if err != nil || rec == nil || rec.Endpoint == "" {
-		return false, ""
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		return nil, nil
 	}
 	if rec.Process != nil {
 		if alive, _ := rec.Process.Check(); alive {
-			return true, rec.Endpoint
+			what := rec.Describe()
+			if len(rec.Process.Cmdline) > 0 {
+				what += " (" + strings.Join(rec.Process.Cmdline, " ") + ")"
+			}
+			return &Live{What: what, Endpoint: rec.Endpoint}, nil
 		}
 	}
-	return APIAnswers(ctx, rec.Endpoint) == nil, rec.Endpoint
+	if rec.Endpoint != "" && APIAnswers(ctx, rec.Endpoint) == nil {
+		return &Live{What: "the Heat API of " + rec.Describe(), Endpoint: rec.Endpoint}, nil
+	}
+	return nil, nil
+}
+
+// NotRunning refuses op (a change to the database, such as "state:
+// restored") while a Heat of d runs (Running): the error names the
+// heat_dir, what runs, and how to stop it. The caller holds d's lock, so
+// no launch starts one meanwhile.
+func NotRunning(ctx context.Context, d heatdir.Dir, op string) error {
+	live, err := Running(ctx, d)
+	if err != nil {
+		return fmt.Errorf("%s needs to know whether a Heat runs on heat_dir %s, and cannot: %w", op, d, err)
+	}
+	if live == nil {
+		return nil
+	}
+	return fmt.Errorf("%s refused: a Heat of heat_dir %s is running (%s); it would keep the old database open and "+
+		"every later write would fail. Stop it first (ephemeral_heat_launch state: stopped with this heat_dir, "+
+		"or the kill_heat playbook), then run this again",
+		op, d, live)
 }
