@@ -24,6 +24,9 @@ import (
 // holder of a lock (RunHolder) instead of as a module.
 const HoldArg = "__hold_lock"
 
+// HolderName is a holder's argv[0], what ps shows of it.
+const HolderName = "ephemeral-heat-lock-holder"
+
 // tokenVar passes the token to the holder (the environment, unlike the
 // command line, is private to the user).
 const tokenVar = "EPHEMERAL_HEAT_LOCK_TOKEN"
@@ -57,6 +60,8 @@ func Hold(path string, owner int, wait time.Duration, s Subject, argv []string) 
 	}
 	defer r.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
+	// What ps shows: what it is, not /proc/self/exe.
+	cmd.Args[0] = HolderName
 	cmd.Env = append(os.Environ(), tokenVar+"="+token)
 	cmd.Dir = "/"
 	cmd.Stdout = w
