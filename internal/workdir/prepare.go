@@ -24,13 +24,33 @@ type Prepared struct {
 	Changed bool
 }
 
-// Prepare readies the working dir for a deploy: with genPasswords, the
+// PrepareOptions say what a deploy needs of its working dir.
+type PrepareOptions struct {
+	// Passwords: generate the passwords file (of Names) once and reuse it.
+	Passwords bool
+	Names     []string
+	// Stage is the deploy's lifecycle stage (lifecycle.Stages; "" is a
+	// plain deploy); a prepare or converge puts its lifecycle environment,
+	// found under TemplatesDir (the tripleo-heat-templates root), first
+	// among the operator's environments.
+	Stage, TemplatesDir string
+	// Check: write nothing in the working dir.
+	Check bool
+}
+
+// Prepare readies the working dir for a deploy: with o.Passwords, the
 // passwords file is generated once and reused (only missing names are
-// generated); the scale-down environment, when there is one, is named. In
-// check mode nothing in the working dir is written: passwords that would
-// be generated are written to a new private temporary directory instead.
-func (l Layout) Prepare(genPasswords bool, names []string, check bool) (*Prepared, error) {
+// generated); the lifecycle environment of o.Stage follows it; the
+// scale-down environment, when there is one, is named. In check mode
+// nothing in the working dir is written: passwords that would be generated
+// are written to a new private temporary directory instead.
+func (l Layout) Prepare(o PrepareOptions) (*Prepared, error) {
+	genPasswords, names, check := o.Passwords, o.Names, o.Check
 	p := &Prepared{EnvironmentsBefore: []string{}, EnvironmentsAfter: []string{}}
+	lifeEnv, err := LifecycleEnvironment(o.Stage, o.TemplatesDir)
+	if err != nil {
+		return nil, err
+	}
 	if genPasswords {
 		if check {
 			s, err := passwords.Plan(l.Passwords(), names)
@@ -64,6 +84,9 @@ func (l Layout) Prepare(genPasswords bool, names []string, check bool) (*Prepare
 			p.Passwords, p.Changed = s, s.Changed
 			p.EnvironmentsBefore = append(p.EnvironmentsBefore, l.Passwords())
 		}
+	}
+	if lifeEnv != "" {
+		p.EnvironmentsBefore = append(p.EnvironmentsBefore, lifeEnv)
 	}
 	if st, err := os.Lstat(l.ScaleDown()); err == nil && st.Mode().IsRegular() {
 		p.EnvironmentsAfter = append(p.EnvironmentsAfter, l.ScaleDown())

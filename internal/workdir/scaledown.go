@@ -518,7 +518,7 @@ func (l Layout) limitOf(p *ScaleDownPlan) error {
 		switch cands := hosts[strings.ToLower(r.Hostname)]; {
 		case len(cands) == 0:
 			why = "the inventory does not list it"
-		case groups[strings.ToLower(r.Hostname)]:
+		case len(groups[strings.ToLower(r.Hostname)]) > 0:
 			why = "the inventory also has a group of that name, which --limit would select"
 		case len(cands) == 1:
 			name = cands[0]
@@ -547,8 +547,8 @@ func (l Layout) limitOf(p *ScaleDownPlan) error {
 
 // inventoryNames reads the host names and group names of the
 // config-download inventory (YAML: groups of hosts, vars and children),
-// both by their lower-case form.
-func (l Layout) inventoryNames() (hosts map[string][]string, groups map[string]bool, err error) {
+// both by their lower-case form, each with its spellings.
+func (l Layout) inventoryNames() (hosts, groups map[string][]string, err error) {
 	path := l.Inventory()
 	b, err := fsutil.ReadOwn(path, inventoryLimit, "config-download inventory")
 	if err != nil {
@@ -568,10 +568,12 @@ func (l Layout) inventoryNames() (hosts map[string][]string, groups map[string]b
 	if err != nil {
 		return nil, nil, refuse(err)
 	}
-	hosts, groups = map[string][]string{}, map[string]bool{"all": true, "ungrouped": true}
+	hosts, groups = map[string][]string{}, map[string][]string{"all": {"all"}, "ungrouped": {"ungrouped"}}
 	var walk func(name string, n *yaml.Node, depth int) error
 	walk = func(name string, n *yaml.Node, depth int) error {
-		groups[strings.ToLower(name)] = true
+		if k := strings.ToLower(name); !containsString(groups[k], name) {
+			groups[k] = append(groups[k], name)
+		}
 		if depth > 50 {
 			return fmt.Errorf("groups nested deeper than 50 levels under %q", truncateName(name))
 		}

@@ -27,6 +27,10 @@ var Statuses = []string{StatusDeploying, StatusSuccess, StatusFailed}
 type Status struct {
 	Status string `yaml:"deployment_status"`
 	Phase  string `yaml:"deployment_phase,omitempty"`
+	// Stage is ours: the lifecycle stage of the deploy (lifecycle.Stages;
+	// empty in files from before, a plain deploy), which the update and
+	// upgrade runs check.
+	Stage string `yaml:"deployment_stage,omitempty"`
 }
 
 // ReadStatus reads the status file; nil when there is none.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dirlock"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/lifecycle"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/passwords"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stackname"
@@ -33,6 +34,7 @@ const (
 	actLock      = "lock"
 	actUnlock    = "unlock"
 	actRecord    = "fingerprint"
+	actPlanRun   = "plan_run"
 )
 
 var spec = &module.Spec{
@@ -41,9 +43,14 @@ var spec = &module.Spec{
 	Params: []module.Param{
 		{Name: "work_dir", Type: module.Path, Required: true, Help: "the working directory, e.g. ~/overcloud-deploy/overcloud"},
 		{Name: "stack", Default: "overcloud", Check: stackname.Checker(workdir.StackLimit), Help: "stack name"},
-		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord},
-			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs)"},
+		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun},
+			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run)"},
 		{Name: "passwords", Type: module.Bool, Default: true, Help: "prepare: generate the passwords file once and reuse it"},
+		{Name: "stage", Choices: lifecycle.Stages, Help: "prepare and status: the deploy's lifecycle stage (prepare: its lifecycle environment goes first among the operator's; status: recorded as deployment_stage; default deploy)"},
+		{Name: "templates_dir", Type: module.Path, Help: "prepare: the tripleo-heat-templates root holding environments/lifecycle/ (for a stage other than deploy)"},
+		{Name: "run", Choices: lifecycle.Runs(), Help: "plan_run: the run command to check (tripleoclient's update run, external-update run, upgrade run, external-upgrade run)"},
+		{Name: "limit", Type: module.List, Help: "plan_run: the hosts or groups of the inventory to run on (required for update_run and upgrade_run)"},
+		{Name: "playbooks", Type: module.List, Help: "plan_run: the playbooks to run instead of the command's (tripleoclient's --playbook)"},
 		{Name: "status", Choices: workdir.Statuses, Help: "status: the deployment status to write"},
 		{Name: "phase", Help: "status: the phase the deploy is in (deployment_phase)"},
 		{Name: "hosts", Type: module.List, Help: "scale_down: the host names of the nodes to remove"},
@@ -63,7 +70,7 @@ var spec = &module.Spec{
 // lock, outside check mode).
 func writes(action string) bool {
 	switch action {
-	case actLock, actUnlock:
+	case actLock, actUnlock, actPlanRun:
 		return false
 	}
 	return true
@@ -77,7 +84,8 @@ func run(ctx *module.Context) (module.Result, error) {
 	}
 	res := module.Result{"changed": false, "paths": l.Paths()}
 	action := p.Str("action")
-	for _, n := range []string{"status", "phase", "hosts", "allow_empty_group", "heat_dir", "endpoint", "cloud", "fingerprint", "owner_pid"} {
+	for _, n := range []string{"status", "phase", "hosts", "allow_empty_group", "heat_dir", "endpoint", "cloud", "fingerprint", "owner_pid",
+		"stage", "templates_dir", "run", "limit", "playbooks"} {
 		if p.Given(n) && !allowed(action, n) {
 			return res, fmt.Errorf("parameter %q does not apply to action %s", n, action)
 		}
@@ -107,13 +115,15 @@ func run(ctx *module.Context) (module.Result, error) {
 		return res, err
 	case actPrepare:
 		return prepare(ctx, l, res)
+	case actPlanRun:
+		return planRun(ctx, l, res)
 	case actStatus:
 		if !p.Given("status") {
 			return res, fmt.Errorf("action status needs status (one of %s)", strings.Join(workdir.Statuses, ", "))
 		}
-		s := workdir.Status{Status: p.Str("status"), Phase: p.Str("phase")}
+		s := workdir.Status{Status: p.Str("status"), Phase: p.Str("phase"), Stage: p.Str("stage")}
 		changed, err := l.WriteStatus(s, ctx.CheckMode)
-		res["changed"], res["deployment_status"], res["deployment_phase"] = changed, s.Status, s.Phase
+		res["changed"], res["deployment_status"], res["deployment_phase"], res["deployment_stage"] = changed, s.Status, s.Phase, s.Stage
 		res["msg"] = fmt.Sprintf("%s: %s", l.Status(), s.Status)
 		return res, err
 	case actSave:
@@ -157,8 +167,35 @@ func allowed(action, param string) bool {
 		return action == actRecord
 	case "owner_pid":
 		return action == actLock
+	case "stage":
+		return action == actPrepare || action == actStatus
+	case "templates_dir":
+		return action == actPrepare
+	case "run", "limit", "playbooks":
+		return action == actPlanRun
 	}
 	return true
+}
+
+// planRun checks an update or upgrade run before anything runs, and says
+// what it runs.
+func planRun(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {
+	p := ctx.Params
+	if !p.Given("run") {
+		return res, fmt.Errorf("action plan_run needs run (one of %s)", strings.Join(lifecycle.Runs(), ", "))
+	}
+	plan, err := l.PlanRun(p.Str("run"), p.Strings("limit"), p.Strings("playbooks"))
+	if err != nil {
+		return res, err
+	}
+	res["playbooks"], res["limit"], res["excluded"] = plan.Playbooks, plan.Limit, plan.Excluded
+	res["inventory"], res["config_download"] = l.Inventory(), l.ConfigDownload()
+	res["command"] = plan.Run.Command
+	res["msg"] = fmt.Sprintf("%s: %s on %s", plan.Run.Name, strings.Join(plan.Playbooks, ", "), plan.Limit)
+	if plan.Limit == "" {
+		res["msg"] = fmt.Sprintf("%s: %s on every host the playbooks name", plan.Run.Name, strings.Join(plan.Playbooks, ", "))
+	}
+	return res, nil
 }
 
 // lock takes the working dir's lock for the playbook running this task
@@ -224,10 +261,16 @@ func unlock(ctx *module.Context, l workdir.Layout, res module.Result) (module.Re
 }
 
 func prepare(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {
-	pr, err := l.Prepare(ctx.Params.Bool("passwords"), passwords.Names, ctx.CheckMode)
+	stage := ctx.Params.Str("stage")
+	if stage == "" {
+		stage = lifecycle.Deploy
+	}
+	pr, err := l.Prepare(workdir.PrepareOptions{Passwords: ctx.Params.Bool("passwords"), Names: passwords.Names,
+		Stage: stage, TemplatesDir: ctx.Params.Str("templates_dir"), Check: ctx.CheckMode})
 	if err != nil {
 		return res, err
 	}
+	res["stage"], res["forbidden_parameters"] = stage, lifecycle.Forbidden(stage)
 	fp, err := l.ReadFingerprint()
 	if err != nil {
 		return res, err

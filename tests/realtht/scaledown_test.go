@@ -181,7 +181,7 @@ func stepScaleDown(t *testing.T, s *Suite) {
 	// empty database, with the environment the working dir adds, and the
 	// operator's own environment naming a provider template outside the
 	// tree.
-	prep, err := l.Prepare(false, nil, true)
+	prep, err := l.Prepare(workdir.PrepareOptions{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
