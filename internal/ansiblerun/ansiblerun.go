@@ -53,6 +53,10 @@ type Options struct {
 	LogDir string
 	// Playbook is a file name in Dir, or a path.
 	Playbook string
+	// Playbooks, when given, are run instead of Playbook, in order, in one
+	// ansible-playbook run: a playbook importing each is written into the
+	// log directory (tripleoclient's tripleo-multi-playbook.yaml).
+	Playbooks []string
 	// Inventory defaults to Dir's tripleo-ansible-inventory.yaml.
 	Inventory string
 	// Limit, Tags and SkipTags become --limit, --tags and --skip-tags.
@@ -116,7 +120,9 @@ type Recap struct {
 
 // Result is the outcome of a run.
 type Result struct {
-	Playbook string
+	// Playbook is what ran: the playbook, or the one importing Playbooks.
+	Playbook  string
+	Playbooks []string
 	Command  []string
 	// CommandFile is the script that runs it again by hand.
 	CommandFile string
@@ -157,7 +163,7 @@ type Result struct {
 // signal (ctx canceled with an *Interrupted cause), is a Result with
 // Failed set.
 func Run(ctx context.Context, o Options) (*Result, error) {
-	if o.Dir == "" || o.Playbook == "" {
+	if o.Dir == "" || (o.Playbook == "" && len(o.Playbooks) == 0) {
 		return nil, fmt.Errorf("the config-download directory and the playbook are required")
 	}
 	if o.Now == nil {
@@ -172,7 +178,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := stopped(ctx, "nothing was written"); err != nil {
 		return nil, err
 	}
-	book, inv, err := checkInputs(o)
+	books, inv, err := checkInputs(o)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +202,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.LogDir, param = o.Dir, "dir"
 	}
 	o.LogDir = filepath.Clean(o.LogDir)
-	res, err := start(ctx, o, param, book, inv)
+	res, err := start(ctx, o, param, books, inv)
 	if err != nil && tempDir {
 		os.RemoveAll(o.LogDir)
 	}
@@ -212,40 +218,60 @@ func stopped(ctx context.Context, what string) error {
 	return fmt.Errorf("%v before ansible-playbook started: nothing ran (%s)", context.Cause(ctx), what)
 }
 
-// checkInputs checks the playbook, the inventory, the user's ansible.cfg
-// and the private key, and returns the playbook's and the inventory's
-// paths.
-func checkInputs(o Options) (book, inv string, err error) {
-	book = o.Playbook
-	if !filepath.IsAbs(book) {
-		book = filepath.Join(o.Dir, book)
+// MultiPlaybookFile is the playbook a run of several writes into the log
+// directory, importing each in order (tripleoclient's name).
+const MultiPlaybookFile = "tripleo-multi-playbook.yaml"
+
+// multiPlaybook imports each of books, in order.
+func multiPlaybook(books []string) []byte {
+	var b strings.Builder
+	b.WriteString("# Written by ephemeral.heat: the playbooks of one run, in order (tripleoclient's tripleo-multi-playbook.yaml).\n")
+	for _, p := range books {
+		fmt.Fprintf(&b, "- import_playbook: %s\n", strconv.Quote(p))
 	}
-	if err := checkInput("playbook", book, playbookLimit,
-		fmt.Sprintf("is %s rendered? config_download writes it from the stack's RoleConfig", filepath.Base(book))); err != nil {
-		return "", "", err
+	return []byte(b.String())
+}
+
+// checkInputs checks the playbook(s), the inventory, the user's
+// ansible.cfg and the private key, and returns the playbooks' and the
+// inventory's paths.
+func checkInputs(o Options) (books []string, inv string, err error) {
+	param, names := "playbook", []string{o.Playbook}
+	if len(o.Playbooks) > 0 {
+		param, names = "playbooks", o.Playbooks
+	}
+	for _, book := range names {
+		if !filepath.IsAbs(book) {
+			book = filepath.Join(o.Dir, book)
+		}
+		if err := checkInput(param, book, playbookLimit,
+			fmt.Sprintf("is %s rendered? config_download writes it from the stack's RoleConfig", filepath.Base(book))); err != nil {
+			return nil, "", err
+		}
+		books = append(books, book)
 	}
 	inv = o.Inventory
 	if inv == "" {
 		inv = filepath.Join(o.Dir, configdownload.InventoryFile)
 	}
 	if err := checkInput("inventory", inv, inventoryLimit, "the inventory is a YAML or INI file of hosts"); err != nil {
-		return "", "", err
+		return nil, "", err
 	}
 	if o.AnsibleCfg != "" {
 		if err := checkInput("ansible_cfg", o.AnsibleCfg, ansibleCfgLimit, "leave ansible_cfg out to use the one written into log_dir"); err != nil {
-			return "", "", err
+			return nil, "", err
 		}
 	}
 	if o.PrivateKey != "" {
 		if err := checkInput("private_key", o.PrivateKey, privateKeyLimit, ""); err != nil {
-			return "", "", err
+			return nil, "", err
 		}
 	}
-	return book, inv, nil
+	return books, inv, nil
 }
 
 // start prepares the log directory (named param) and runs the playbook.
-func start(ctx context.Context, o Options, param, book, inv string) (*Result, error) {
+func start(ctx context.Context, o Options, param string, books []string, inv string) (*Result, error) {
 	if _, err := prepareLogDir(param, o.LogDir); err != nil {
 		return nil, err
 	}
@@ -258,6 +284,9 @@ func start(ctx context.Context, o Options, param, book, inv string) (*Result, er
 	if o.AnsibleCfg == "" {
 		names = append(names, configdownload.AnsibleCfgFile)
 	}
+	if len(books) > 1 {
+		names = append(names, MultiPlaybookFile)
+	}
 	for _, n := range names {
 		if err := checkRunFile(param, o.LogDir, n); err != nil {
 			return nil, err
@@ -269,7 +298,14 @@ func start(ctx context.Context, o Options, param, book, inv string) (*Result, er
 	// Temporary names a run killed meanwhile left.
 	fsutil.RemoveStaleTemps(o.LogDir, LogName)
 
-	res := &Result{Playbook: book, LogDir: o.LogDir, Recap: map[string]Recap{}, Failures: []Failure{}, Errors: []string{},
+	book := books[0]
+	if len(books) > 1 {
+		book = filepath.Join(o.LogDir, MultiPlaybookFile)
+		if err := fsutil.WriteFileAtomic(book, multiPlaybook(books), fsutil.SecretFileMode); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", book, err)
+		}
+	}
+	res := &Result{Playbook: book, Playbooks: books, LogDir: o.LogDir, Recap: map[string]Recap{}, Failures: []Failure{}, Errors: []string{},
 		Warnings: []string{}, Summary: []string{}, cfgGiven: o.AnsibleCfg != ""}
 	if res.Log, err = startLog(o.LogDir, o.Now()); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", param, o.LogDir, err)

@@ -66,6 +66,10 @@ type Options struct {
 	DeployedInventory   string
 	CephConf            string
 	NetIPMap            string
+	// Forbidden are parameters no environment file may name anywhere in
+	// its parameter_defaults (an upgrade converge's, tripleoclient's
+	// parameters.check_forbidden_params).
+	Forbidden []string
 }
 
 // Check is the outcome of one check.
@@ -106,6 +110,12 @@ func Run(o Options) (Outcome, error) {
 		return Outcome{}, err
 	}
 
+	if msg := forbiddenIn(req, o.Forbidden); msg != "" {
+		return Outcome{Failed: true, Msg: "Refusing to deploy. [forbidden_parameters] " + msg,
+			Checks:    []Check{{Name: ForbiddenParameters, Status: Failed, Detail: msg}},
+			Requested: map[string]any{}, Deployed: map[string]any{}}, nil
+	}
+
 	ev := &evidence{}
 	if err := ev.load(o, want); err != nil {
 		return Outcome{}, err
@@ -135,6 +145,50 @@ func Run(o Options) (Outcome, error) {
 		out.Msg = "Refusing to deploy. " + strings.Join(msgs, " ")
 	}
 	return out, nil
+}
+
+// ForbiddenParameters is the check of Options.Forbidden.
+const ForbiddenParameters = "forbidden_parameters"
+
+// forbiddenIn says which environment files name which of forbidden, as a
+// key anywhere under their parameter_defaults ("" when none does).
+func forbiddenIn(r *request, forbidden []string) string {
+	if len(forbidden) == 0 || !r.fromFiles {
+		return ""
+	}
+	bad := map[string]bool{}
+	for _, f := range forbidden {
+		bad[f] = true
+	}
+	var found []string
+	for i, env := range r.envs {
+		seen := map[string]bool{}
+		var walk func(v any)
+		walk = func(v any) {
+			switch x := v.(type) {
+			case map[string]any:
+				for k, e := range x {
+					if bad[k] {
+						seen[k] = true
+					}
+					walk(e)
+				}
+			case []any:
+				for _, e := range x {
+					walk(e)
+				}
+			}
+		}
+		walk(env["parameter_defaults"])
+		if len(seen) > 0 {
+			found = append(found, fmt.Sprintf("%s sets %s", r.envPaths[i], strings.Join(sortedKeys(seen), ", ")))
+		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	return "these parameters belong to the release upgraded from and must be removed from the environment files first: " +
+		strings.Join(found, "; ")
 }
 
 func normaliseChecks(in []string) ([]string, error) {

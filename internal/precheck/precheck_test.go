@@ -531,3 +531,45 @@ func TestUnusedEvidenceIsNotRead(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An upgrade converge's forbidden parameters are refused wherever an
+// environment file sets them under parameter_defaults, naming the file.
+func TestForbiddenParameters(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	clean := write("clean.yaml", "parameter_defaults:\n  ContainerImagePrepare: [{set: {tag: wallaby}}]\n")
+	nested := write("nested.yaml", "parameter_defaults:\n  ContainerImagePrepare:\n    - set:\n        namespace_stein: quay.io/x\n        tag_stein: s\n")
+	top := write("top.yaml", "parameter_defaults:\n  ceph3_tag: v3\nparameters:\n  tag_stein: only-in-parameters\n")
+	forbidden := []string{"ceph3_tag", "tag_stein", "namespace_stein"}
+	for _, tc := range []struct {
+		name  string
+		files []string
+		want  []string // empty: passes
+	}{
+		{"none set", []string{clean}, nil},
+		{"nested in a list", []string{clean, nested}, []string{"nested.yaml sets namespace_stein, tag_stein"}},
+		{"at the top, parameters not looked at", []string{top}, []string{"top.yaml sets ceph3_tag"}},
+		{"both named", []string{nested, top}, []string{"nested.yaml sets", "top.yaml sets ceph3_tag"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := Run(Options{EnvironmentFiles: tc.files, Forbidden: forbidden})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Failed != (len(tc.want) > 0) {
+				t.Fatalf("failed=%v: %s", out.Failed, out.Msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out.Msg, w) || !strings.Contains(out.Msg, "forbidden_parameters") {
+					t.Errorf("%q lacks %q", out.Msg, w)
+				}
+			}
+		})
+	}
+}

@@ -183,5 +183,6 @@ func (l Layout) Paths() map[string]string {
 		"deploy_archive_glob":  l.path(l.ArchivePrefix() + "*" + ArchiveSuffix),
 		"config_download_root": l.path(ConfigDownloadDir),
 		"deploy_inputs":        l.DeployInputs(),
+		"lifecycle_runs":       l.Runs(),
 	}
 }

@@ -21,6 +21,7 @@ var spec = &module.Spec{
 	Params: []module.Param{
 		{Name: "dir", Type: module.Path, Required: true, Help: "the config-download directory, e.g. ~/overcloud-deploy/overcloud/config-download/overcloud"},
 		{Name: "playbook", Default: "deploy_steps_playbook.yaml", Help: "the playbook, a file of dir (or a path)"},
+		{Name: "playbooks", Type: module.List, Help: "several playbooks run in order in one ansible-playbook run instead of playbook (files of dir, or paths)"},
 		{Name: "log_dir", Type: module.Path, Help: "where ansible.cfg, the logs and the command go, a private directory of yours (default: dir; in check mode a new temporary directory)"},
 		{Name: "inventory", Type: module.Path, Help: "the inventory, a file (default: dir's tripleo-ansible-inventory.yaml)"},
 		{Name: "limit", Help: "ansible-playbook --limit (a host pattern)"},
@@ -45,7 +46,11 @@ var interrupt = context.Background()
 
 func run(ctx *module.Context) (module.Result, error) {
 	p := ctx.Params
+	if p.Given("playbook") && p.Given("playbooks") {
+		return module.Result{"changed": false}, fmt.Errorf("give playbook or playbooks, not both")
+	}
 	o := ansiblerun.Options{
+		Playbooks:         p.Strings("playbooks"),
 		Dir:               p.Str("dir"),
 		LogDir:            p.Str("log_dir"),
 		Playbook:          p.Str("playbook"),
@@ -85,6 +90,7 @@ func run(ctx *module.Context) (module.Result, error) {
 	res := module.Result{
 		"changed":          changed,
 		"playbook":         r.Playbook,
+		"playbooks":        r.Playbooks,
 		"log":              r.Log,
 		"ansible_cfg":      r.Cfg,
 		"command":          r.Command,

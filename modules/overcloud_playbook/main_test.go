@@ -34,6 +34,12 @@ func project(t *testing.T) string {
       ansible.builtin.command: "true"
       tags: [two]
 `,
+		"later.yaml": `- hosts: allovercloud
+  gather_facts: false
+  tasks:
+    - name: Step three
+      ansible.builtin.command: "true"
+`,
 		"fail.yaml": `- hosts: allovercloud
   gather_facts: false
   tasks:
@@ -90,6 +96,13 @@ func TestRun(t *testing.T) {
 		{name: "limit and tags reach the playbook", args: map[string]any{"playbook": "ok.yaml", "become": false, "limit": "node-1", "tags": []string{"two"}},
 			command: []string{"--limit node-1", "--tags two"}, commandNot: []string{"--check", "--diff"},
 			logHas: []string{"Step two"}, logHasNot: []string{"Step one", "node-0"}, hosts: []string{"node-1"}},
+		{name: "playbooks run in order in one run", args: map[string]any{"playbooks": []string{"ok.yaml", "later.yaml"}, "become": false},
+			msg: []string{"tripleo-multi-playbook.yaml: ok on 2 host(s)"}, logHas: []string{"Step one", "Step three"}, hosts: []string{"node-0", "node-1"},
+			command: []string{"tripleo-multi-playbook.yaml"}},
+		{name: "playbook and playbooks together are refused", args: map[string]any{"playbook": "ok.yaml", "playbooks": []string{"later.yaml"}},
+			failed: true, msg: []string{"give playbook or playbooks, not both"}},
+		{name: "a missing one of playbooks is refused", args: map[string]any{"playbooks": []string{"ok.yaml", "nope.yaml"}},
+			failed: true, msg: []string{"playbooks", "nope.yaml"}},
 		{name: "skip_tags", args: map[string]any{"playbook": "ok.yaml", "become": false, "skip_tags": "one"},
 			logHas: []string{"Step two"}, logHasNot: []string{"Step one"}, hosts: []string{"node-0", "node-1"}},
 		{name: "a failure is summed up", args: map[string]any{"playbook": "fail.yaml", "become": false},

@@ -29,6 +29,8 @@ var spec = &module.Spec{
 			Help: "ceph.conf of the deployed cluster (on a node); empty to ignore"},
 		{Name: precheck.ParamNetIPMap, Type: module.Path, Default: "/etc/puppet/hieradata/net_ip_map.json",
 			Help: "the node's hieradata net_ip_map.json (on a node); empty to ignore"},
+		{Name: "forbidden_parameters", Type: module.List,
+			Help: "parameters no environment file may set (an upgrade converge's: overcloud_workdir prepare returns them)"},
 	},
 	OneOf: [][]string{{precheck.ParamEnvironmentFiles, precheck.ParamRequested}},
 }
@@ -44,6 +46,7 @@ func run(ctx *module.Context) (module.Result, error) {
 		DeployedInventory:   p.Str(precheck.ParamDeployedInventory),
 		CephConf:            p.Str(precheck.ParamCephConf),
 		NetIPMap:            p.Str(precheck.ParamNetIPMap),
+		Forbidden:           p.Strings("forbidden_parameters"),
 	})
 	if err != nil {
 		return module.Result{"changed": false}, err

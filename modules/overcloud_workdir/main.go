@@ -35,6 +35,7 @@ const (
 	actUnlock    = "unlock"
 	actRecord    = "fingerprint"
 	actPlanRun   = "plan_run"
+	actRunDone   = "run_done"
 )
 
 var spec = &module.Spec{
@@ -43,14 +44,17 @@ var spec = &module.Spec{
 	Params: []module.Param{
 		{Name: "work_dir", Type: module.Path, Required: true, Help: "the working directory, e.g. ~/overcloud-deploy/overcloud"},
 		{Name: "stack", Default: "overcloud", Check: stackname.Checker(workdir.StackLimit), Help: "stack name"},
-		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun},
-			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run)"},
+		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone},
+			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded)"},
 		{Name: "passwords", Type: module.Bool, Default: true, Help: "prepare: generate the passwords file once and reuse it"},
 		{Name: "stage", Choices: lifecycle.Stages, Help: "prepare and status: the deploy's lifecycle stage (prepare: its lifecycle environment goes first among the operator's; status: recorded as deployment_stage; default deploy)"},
 		{Name: "templates_dir", Type: module.Path, Help: "prepare: the tripleo-heat-templates root holding environments/lifecycle/ (for a stage other than deploy)"},
 		{Name: "run", Choices: lifecycle.Runs(), Help: "plan_run: the run command to check (tripleoclient's update run, external-update run, upgrade run, external-upgrade run)"},
 		{Name: "limit", Type: module.List, Help: "plan_run: the hosts or groups of the inventory to run on (required for update_run and upgrade_run)"},
 		{Name: "playbooks", Type: module.List, Help: "plan_run: the playbooks to run instead of the command's (tripleoclient's --playbook)"},
+		{Name: "tags", Type: module.List, Help: "plan_run: the run's --tags (part of what makes a run the same as an earlier one)"},
+		{Name: "skip_tags", Type: module.List, Help: "plan_run: the run's --skip-tags (likewise)"},
+		{Name: "run_digest", Help: "run_done: the run_digest plan_run returned, of the run that succeeded"},
 		{Name: "status", Choices: workdir.Statuses, Help: "status: the deployment status to write"},
 		{Name: "phase", Help: "status: the phase the deploy is in (deployment_phase)"},
 		{Name: "hosts", Type: module.List, Help: "scale_down: the host names of the nodes to remove"},
@@ -85,7 +89,7 @@ func run(ctx *module.Context) (module.Result, error) {
 	res := module.Result{"changed": false, "paths": l.Paths()}
 	action := p.Str("action")
 	for _, n := range []string{"status", "phase", "hosts", "allow_empty_group", "heat_dir", "endpoint", "cloud", "fingerprint", "owner_pid",
-		"stage", "templates_dir", "run", "limit", "playbooks"} {
+		"stage", "templates_dir", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest"} {
 		if p.Given(n) && !allowed(action, n) {
 			return res, fmt.Errorf("parameter %q does not apply to action %s", n, action)
 		}
@@ -117,6 +121,13 @@ func run(ctx *module.Context) (module.Result, error) {
 		return prepare(ctx, l, res)
 	case actPlanRun:
 		return planRun(ctx, l, res)
+	case actRunDone:
+		if !p.Given("run_digest") {
+			return res, fmt.Errorf("action run_done needs run_digest (plan_run returns it)")
+		}
+		changed, err := l.RecordRun(p.Str("run_digest"), ctx.CheckMode)
+		res["changed"], res["msg"] = changed, l.Runs()+": the run is recorded; the same run after the same deploy is not run again"
+		return res, err
 	case actStatus:
 		if !p.Given("status") {
 			return res, fmt.Errorf("action status needs status (one of %s)", strings.Join(workdir.Statuses, ", "))
@@ -171,8 +182,10 @@ func allowed(action, param string) bool {
 		return action == actPrepare || action == actStatus
 	case "templates_dir":
 		return action == actPrepare
-	case "run", "limit", "playbooks":
+	case "run", "limit", "playbooks", "tags", "skip_tags":
 		return action == actPlanRun
+	case "run_digest":
+		return action == actRunDone
 	}
 	return true
 }
@@ -188,9 +201,18 @@ func planRun(ctx *module.Context, l workdir.Layout, res module.Result) (module.R
 	if err != nil {
 		return res, err
 	}
-	res["playbooks"], res["limit"], res["excluded"] = plan.Playbooks, plan.Limit, plan.Excluded
+	res["playbooks"], res["run_limit"], res["excluded"] = plan.Playbooks, plan.Limit, plan.Excluded
 	res["inventory"], res["config_download"] = l.Inventory(), l.ConfigDownload()
 	res["command"] = plan.Run.Command
+	digest, err := l.RunDigest(plan, p.Strings("tags"), p.Strings("skip_tags"))
+	if err != nil {
+		return res, err
+	}
+	done, err := l.RunDone(digest)
+	if err != nil {
+		return res, err
+	}
+	res["run_digest"], res["done"] = digest, done
 	res["msg"] = fmt.Sprintf("%s: %s on %s", plan.Run.Name, strings.Join(plan.Playbooks, ", "), plan.Limit)
 	if plan.Limit == "" {
 		res["msg"] = fmt.Sprintf("%s: %s on every host the playbooks name", plan.Run.Name, strings.Join(plan.Playbooks, ", "))
