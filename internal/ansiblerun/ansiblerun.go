@@ -123,7 +123,7 @@ type Result struct {
 	// Playbook is what ran: the playbook, or the one importing Playbooks.
 	Playbook  string
 	Playbooks []string
-	Command  []string
+	Command   []string
 	// CommandFile is the script that runs it again by hand.
 	CommandFile string
 	// LogDir is where the configuration, the logs and the command went.
