@@ -99,6 +99,11 @@ type step struct {
 //	              own Heat), its identical re-run (skipped: no Heat, no dump)
 //	              and a re-run after an edit of a provider template outside
 //	              the tree (scaledown_test.go); the shared stack is left as it was
+//	lifecycle     update prepare, then upgrade prepare, through the playbooks
+//	              on that working dir (each its own Heat, THT's lifecycle
+//	              environments); config-download's lifecycle playbooks checked
+//	              with tripleo-ansible (lifecycle_test.go); the shared stack is
+//	              left as it was
 var steps = []step{
 	{"create", stepCreate},
 	{"outputs", stepOutputs},
@@ -110,6 +115,7 @@ var steps = []step{
 	{"rerun-edit", stepRerun},
 	{"config-download", stepConfigDownload},
 	{"scale-down", stepScaleDown},
+	{"lifecycle", stepLifecycle},
 }
 
 // suiteOptions are the workload's options. THT and tripleo-common come from

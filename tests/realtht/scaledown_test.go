@@ -62,7 +62,6 @@ const removedNode = "overcloud-novacompute-1"
 func stepScaleDown(t *testing.T, s *Suite) {
 	ctx := context.Background()
 	root := tripleocommon.RepoRoot()
-	coll := filepath.Join(root, ".collections")
 	// The deploy playbook runs as an operator runs it: this collection,
 	// the checkout's ansible.cfg, the user's HOME. (Not the scale
 	// playbook's HOME: with HOME other than the user's home, ansible-core
@@ -100,27 +99,7 @@ func stepScaleDown(t *testing.T, s *Suite) {
 	// 2. The scale-down playbook, with tripleo-ansible's plugins for THT's
 	// scale playbook.
 	tmp := t.TempDir()
-	ta, err := tripleocommon.ExtractTripleoAnsible(filepath.Join(tmp, "tripleo-ansible"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := tripleocommon.AnsibleEnv(&ta, tmp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// tripleo_all_nodes_data imports (and never uses) ansible.netcommon's
-	// ipaddr filter, which netcommon 4 (Debian's) moved to ansible.utils:
-	// an empty module in a collection path searched first stands in for it.
-	shim := filepath.Join(tmp, "shim")
-	ipaddr := filepath.Join(shim, "ansible_collections", "ansible", "netcommon", "plugins", "filter", "ipaddr.py")
-	if err := os.MkdirAll(filepath.Dir(ipaddr), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ipaddr, []byte("# stands in for netcommon < 4's ipaddr filter module (imported, unused)\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env = append(env, "ANSIBLE_COLLECTIONS_PATH="+shim+":"+coll, "ANSIBLE_CONFIG="+filepath.Join(root, "ansible.cfg"),
-		"HOME="+tmp) // the fact cache of tripleo-common's ansible.cfg (~/.ansible/fact_cache)
+	env := tripleoAnsibleEnv(t, root, tmp)
 	book := filepath.Join(root, "playbooks", "scale-down.yml")
 	vars := map[string]any{
 		"stack_name":       s.Workload.StackName,
@@ -313,6 +292,35 @@ func stepScaleDown(t *testing.T, s *Suite) {
 	if again, _ := dumps.List(l.HeatDir()); len(again) != len(deployed)+1 {
 		t.Errorf("the deploy after the edit saved no new dump: %v, before %v", again, deployed)
 	}
+}
+
+// tripleoAnsibleEnv is the environment of ansible-playbook runs of THT's
+// rendered playbooks: tripleo-ansible stable/wallaby on the roles, plugins
+// and collections paths, this collection, the checkout's ansible.cfg, HOME
+// in tmp (the fact cache of tripleo-common's ansible.cfg).
+func tripleoAnsibleEnv(t *testing.T, root, tmp string) []string {
+	t.Helper()
+	ta, err := tripleocommon.ExtractTripleoAnsible(filepath.Join(tmp, "tripleo-ansible"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := tripleocommon.AnsibleEnv(&ta, tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// tripleo_all_nodes_data imports (and never uses) ansible.netcommon's
+	// ipaddr filter, which netcommon 4 (Debian's) moved to ansible.utils:
+	// an empty module in a collection path searched first stands in for it.
+	shim := filepath.Join(tmp, "shim")
+	ipaddr := filepath.Join(shim, "ansible_collections", "ansible", "netcommon", "plugins", "filter", "ipaddr.py")
+	if err := os.MkdirAll(filepath.Dir(ipaddr), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ipaddr, []byte("# stands in for netcommon < 4's ipaddr filter module (imported, unused)\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return append(env, "ANSIBLE_COLLECTIONS_PATH="+shim+":"+filepath.Join(root, ".collections"),
+		"ANSIBLE_CONFIG="+filepath.Join(root, "ansible.cfg"), "HOME="+tmp)
 }
 
 // readNodes reads the nodes the last deploy saved in the working dir.

@@ -1,0 +1,185 @@
+package realtht
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/lifecycle"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/ansibletest"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/workdir"
+	"github.com/ephemeral-heat/ephemeral-heat/tests/tripleocommon"
+)
+
+// lifecyclePlaybooks are the playbooks THT's common/deploy-steps.j2
+// renders for the update and upgrade commands.
+var lifecyclePlaybooks = []string{"update_steps_playbook.yaml", "external_update_steps_playbook.yaml",
+	"upgrade_steps_playbook.yaml", "post_upgrade_steps_playbook.yaml", "external_upgrade_steps_playbook.yaml",
+	"deploy_steps_playbook.yaml"}
+
+// stepLifecycle (issue 29): update prepare, then upgrade prepare, through
+// this collection's playbooks on the working dir the scale-down left, with
+// THT's own lifecycle environments (templates_dir: the rendered tree). Each
+// creates a fresh stack (its own Heat) whose environment holds exactly the
+// lifecycle environment's parameters but where the operator's environment
+// or parameters override them, as tripleoclient's order makes them win;
+// config-download then holds every lifecycle playbook; each passes
+// ansible-playbook --syntax-check with tripleo-ansible stable/wallaby, and
+// the run playbooks list their tasks for one Compute. The status records
+// the stage; a run of the wrong kind is refused. Leaves the working dir at
+// the upgrade prepare.
+func stepLifecycle(t *testing.T, s *Suite) {
+	root := tripleocommon.RepoRoot()
+	deployEnv := ansibletest.Env(t, root)
+	l, err := workdir.New(s.Workload.WorkDir, s.Workload.StackName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	// The operator's own environment sets a parameter both lifecycle
+	// environments set; `parameters` another.
+	operatorEnv := filepath.Join(tmp, "operator.yaml")
+	const operatorPlaybook = "/usr/share/ceph-ansible/operator-site.yml"
+	if err := os.WriteFile(operatorEnv, []byte("parameter_defaults:\n  CephAnsiblePlaybook: "+operatorPlaybook+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	operatorStreams := []any{map[string]any{"module": "container-tools", "stream": "operator", "distribution_version": "8"}}
+	params := map[string]any{"DnfStreams": operatorStreams}
+	for k, v := range s.Workload.Parameters {
+		params[k] = v
+	}
+	port, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]any{
+		"stack_name":         s.Workload.StackName,
+		"work_dir":           l.Dir,
+		"template":           s.Workload.Template,
+		"templates_dir":      s.Workload.TemplateDir,
+		"environment_files":  append(append([]string{}, s.Workload.EnvironmentFiles...), operatorEnv),
+		"parameters":         params,
+		"stack_timeout":      s.Workload.TimeoutMins,
+		"heat_api_port":      port,
+		"generate_passwords": false,
+		"deploy_node_checks": false,
+	}
+	play := func(book string, extra map[string]any) (int, int, string) {
+		t.Helper()
+		v := map[string]any{}
+		for k, x := range vars {
+			v[k] = x
+		}
+		for k, x := range extra {
+			v[k] = x
+		}
+		b, _ := json.Marshal(v)
+		start := time.Now()
+		changed, failed, out, _ := ansibletest.Playbook(t, deployEnv, tmp, "-e", string(b), filepath.Join(root, "playbooks", book))
+		t.Logf("%s in %s (changed=%d failed=%d)", book, time.Since(start).Round(100*time.Millisecond), changed, failed)
+		return changed, failed, out
+	}
+
+	for _, c := range []struct{ book, stage string }{
+		{"update-prepare.yml", lifecycle.UpdatePrepare},
+		{"upgrade-prepare.yml", lifecycle.UpgradePrepare},
+	} {
+		changed, failed, out := play(c.book, nil)
+		if failed != 0 || changed == 0 {
+			t.Fatalf("%s: changed=%d failed=%d\n%s", c.book, changed, failed, tail(out, 80))
+		}
+		st, err := l.ReadStatus()
+		if err != nil || st == nil || st.Status != workdir.StatusSuccess || st.Stage != c.stage {
+			t.Fatalf("%s: deployment status %+v %v", c.book, st, err)
+		}
+		checkLifecycleEnvironment(t, l, filepath.Join(s.Workload.TemplateDir, lifecycle.Environment(c.stage)), operatorPlaybook, operatorStreams)
+		for _, b := range lifecyclePlaybooks {
+			if _, err := os.Stat(filepath.Join(l.ConfigDownload(), b)); err != nil {
+				t.Errorf("%s: config-download lacks %s: %v", c.book, b, err)
+			}
+		}
+	}
+
+	// A run of the other kind is refused, naming the stage, before anything runs.
+	if _, failed, out := play("update-run.yml", map[string]any{"limit": "overcloud-novacompute-0"}); failed == 0 ||
+		!strings.Contains(out, "update_run needs an update prepare") || !strings.Contains(out, "the last deploy was an upgrade prepare") {
+		t.Errorf("an update run after the upgrade prepare:\n%s", tail(out, 30))
+	}
+
+	// THT's lifecycle playbooks against tripleo-ansible stable/wallaby.
+	env := tripleoAnsibleEnv(t, root, tmp)
+	ansible := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("ansible-playbook", append([]string{"-i", l.Inventory()}, args...)...)
+		cmd.Env, cmd.Dir = env, l.ConfigDownload()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("ansible-playbook %s: %v\n%s", strings.Join(args, " "), err, tail(string(out), 40))
+		}
+		return string(out)
+	}
+	for _, b := range lifecyclePlaybooks {
+		ansible("--syntax-check", b)
+	}
+	const compute = "overcloud-novacompute-0"
+	for _, c := range []struct{ book, want string }{
+		{"update_steps_playbook.yaml", "(Compute): Run update"},
+		{"upgrade_steps_playbook.yaml", "upgrade_steps"},
+	} {
+		out := ansible("--list-tasks", "--limit", compute, c.book)
+		if !strings.Contains(out, "TAGS: [") || !strings.Contains(out, c.want) {
+			t.Errorf("%s --list-tasks --limit %s lists no %s task:\n%s", c.book, compute, c.want, tail(out, 40))
+		}
+	}
+}
+
+// checkLifecycleEnvironment checks the environment Heat merged for the
+// stack (saved in the working dir) against the lifecycle environment at
+// path: each of its parameter_defaults is there with its value, but the
+// one the operator's environment sets after it; each of its
+// resource_registry entries is there; the operator's `parameters` are
+// there, where they win over any parameter_defaults.
+func checkLifecycleEnvironment(t *testing.T, l workdir.Layout, path, operatorPlaybook string, operatorStreams []any) {
+	t.Helper()
+	var lifeEnv, saved struct {
+		ParameterDefaults map[string]any `yaml:"parameter_defaults"`
+		Parameters        map[string]any `yaml:"parameters"`
+		ResourceRegistry  map[string]any `yaml:"resource_registry"`
+	}
+	for p, v := range map[string]any{path: &lifeEnv, l.Environment(): &saved} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	if len(lifeEnv.ParameterDefaults) == 0 {
+		t.Fatalf("%s has no parameter_defaults: the tree changed", path)
+	}
+	for k, want := range lifeEnv.ParameterDefaults {
+		if k == "CephAnsiblePlaybook" {
+			want = operatorPlaybook // the operator's environment comes after it
+		}
+		if got := saved.ParameterDefaults[k]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the stack's parameter_defaults %s = %#v, want %#v", filepath.Base(path), k, got, want)
+		}
+	}
+	for k, want := range lifeEnv.ResourceRegistry {
+		if got := saved.ResourceRegistry[k]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the stack's resource_registry %s = %#v, want %#v", filepath.Base(path), k, got, want)
+		}
+	}
+	if got := saved.Parameters["DnfStreams"]; !reflect.DeepEqual(got, operatorStreams) {
+		t.Errorf("the stack's parameters DnfStreams = %#v, want the operator's %#v", got, operatorStreams)
+	}
+}
