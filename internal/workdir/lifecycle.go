@@ -53,6 +53,12 @@ type RunPlan struct {
 	Excluded []string
 	// Status is the last deploy's.
 	Status *Status
+	// Digest is the fingerprint of the run's inputs (RunDigest); Done
+	// whether that very run already succeeded since the last prepare (see
+	// RecordRun): then nothing is to run, even after the converge that
+	// ended its upgrade.
+	Digest string
+	Done   bool
 }
 
 // limitWord is a word of a limit: an inventory name, optionally negated.
@@ -61,13 +67,15 @@ var limitWord = regexp.MustCompile(`^!?[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 // PlanRun checks a lifecycle run command (lifecycle.Runs) on the working
 // dir before anything runs and says what it runs: config-download of the
 // stack must be there, the last deploy must be a successful prepare of the
-// run's kind (the deployment status's stage), limit (required for
-// update_run and upgrade_run) must name only hosts or groups of the
-// config-download inventory (words split at ',', ':' and spaces, as
-// tripleoclient's playbook_limit_parse does; '!' excludes), and the
-// playbooks (default the command's) must be files of config-download.
-// Each refusal names the variable or the missing stage.
-func (l Layout) PlanRun(name string, limit, playbooks []string) (*RunPlan, error) {
+// run's kind (the deployment status's stage) - or the converge of the
+// upgrade a recorded run of the same inputs belongs to (Done: nothing to
+// run) -, limit (required for update_run and upgrade_run) must name only
+// hosts or groups of the config-download inventory (words split at ',',
+// ':' and spaces, as tripleoclient's playbook_limit_parse does; '!'
+// excludes), and the playbooks (default the command's) must be files of
+// config-download. Each refusal names the variable or the missing stage.
+// tags and skipTags count in the run's Digest.
+func (l Layout) PlanRun(name string, limit, playbooks, tags, skipTags []string) (*RunPlan, error) {
 	run, err := lifecycle.FindRun(name)
 	if err != nil {
 		return nil, err
@@ -82,8 +90,9 @@ func (l Layout) PlanRun(name string, limit, playbooks []string) (*RunPlan, error
 	if p.Status, err = l.ReadStatus(); err != nil {
 		return nil, err
 	}
-	if err := checkStage(run, p.Status, l.Stack); err != nil {
-		return nil, err
+	stageErr := checkStage(run, p.Status, l.Stack)
+	if stageErr != nil && !afterItsConverge(run, p.Status) {
+		return nil, stageErr
 	}
 	hosts, groups, err := l.inventoryNames()
 	if err != nil {
@@ -111,7 +120,22 @@ func (l Layout) PlanRun(name string, limit, playbooks []string) (*RunPlan, error
 		f.Close()
 		p.Playbooks = append(p.Playbooks, path)
 	}
+	if p.Digest, err = l.RunDigest(p, tags, skipTags); err != nil {
+		return nil, err
+	}
+	if p.Done, err = l.RunDone(p.Digest); err != nil {
+		return nil, err
+	}
+	if stageErr != nil && !p.Done {
+		return nil, stageErr
+	}
 	return p, nil
+}
+
+// afterItsConverge tells a run of an upgrade whose converge succeeded: a
+// run recorded before it is done, any other is refused.
+func afterItsConverge(run lifecycle.Run, s *Status) bool {
+	return s != nil && run.After == lifecycle.UpgradePrepare && s.Stage == lifecycle.UpgradeConverge && s.Status == StatusSuccess
 }
 
 // checkStage refuses a run whose stack's last deploy is not a successful

@@ -106,7 +106,7 @@ func TestPlanRun(t *testing.T) {
 			if tc.noConfigDownload {
 				os.RemoveAll(l.path(ConfigDownloadDir))
 			}
-			p, err := l.PlanRun(tc.run, tc.limit, tc.playbooks)
+			p, err := l.PlanRun(tc.run, tc.limit, tc.playbooks, nil, nil)
 			if tc.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("PlanRun: %v, want an error with %q", err, tc.want)
@@ -134,56 +134,65 @@ func TestPlanRun(t *testing.T) {
 	}
 }
 
-// A run is recorded once it succeeded; the same run after the same deploy
-// is done, another run or the same after another deploy is not.
+// A run is recorded once it succeeded: the same run is done until the
+// next prepare, also after the converge of its upgrade (where any other
+// run is refused); another run, or the same after a new prepare, is not.
 func TestRunRecords(t *testing.T) {
-	l := lifecycleFixture(t, lifecycle.UpdatePrepare, StatusSuccess, "")
-	p, err := l.PlanRun("update_run", []string{"overcloud-novacompute-0"}, nil)
+	l := lifecycleFixture(t, lifecycle.UpgradePrepare, StatusSuccess, "")
+	p, err := l.PlanRun("upgrade_run", []string{"overcloud-novacompute-0"}, nil, []string{"b", "a"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d1, _ := l.RunDigest(p, []string{"b", "a"}, nil)
-	d1same, _ := l.RunDigest(p, []string{"a", "b"}, nil)
-	d2, _ := l.RunDigest(p, nil, nil)
-	if d1 == "" || d1 != d1same || d1 == d2 {
-		t.Fatalf("digests %q %q %q", d1, d1same, d2)
+	same, _ := l.PlanRun("upgrade_run", []string{"overcloud-novacompute-0"}, nil, []string{"a", "b"}, nil)
+	other, _ := l.PlanRun("upgrade_run", []string{"overcloud-novacompute-0"}, nil, nil, nil)
+	if p.Digest == "" || p.Digest != same.Digest || p.Digest == other.Digest || p.Done {
+		t.Fatalf("digests %q %q %q, done %v", p.Digest, same.Digest, other.Digest, p.Done)
 	}
-	if done, _ := l.RunDone(d1); done {
-		t.Fatal("done before it ran")
-	}
-	if changed, err := l.RecordRun(d1, true); err != nil || !changed {
+	if changed, err := l.RecordRun(p.Digest, true); err != nil || !changed {
 		t.Fatalf("check mode record: %v %v", changed, err)
 	}
-	if done, _ := l.RunDone(d1); done {
+	if done, _ := l.RunDone(p.Digest); done {
 		t.Fatal("check mode recorded it")
 	}
-	if changed, err := l.RecordRun(d1, false); err != nil || !changed {
+	if changed, err := l.RecordRun(p.Digest, false); err != nil || !changed {
 		t.Fatalf("record: %v %v", changed, err)
 	}
-	if changed, _ := l.RecordRun(d1, false); changed {
+	if changed, _ := l.RecordRun(p.Digest, false); changed {
 		t.Error("recorded twice")
 	}
-	if done, _ := l.RunDone(d1); !done {
+	if again, _ := l.PlanRun("upgrade_run", []string{"overcloud-novacompute-0"}, nil, []string{"a", "b"}, nil); !again.Done {
 		t.Error("not done after it was recorded")
-	}
-	if done, _ := l.RunDone(d2); done {
-		t.Error("another run counts as done")
 	}
 	if st, _ := os.Stat(l.Runs()); st.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v", st.Mode())
 	}
-	// A new prepare: the run's digest changes, earlier records are dropped.
-	l.WriteFingerprint(strings.Repeat("b", 64), false)
-	d3, _ := l.RunDigest(p, []string{"a", "b"}, nil)
-	if d3 == d1 {
-		t.Error("the digest ignores the deploy it runs after")
+
+	// The converge: the recorded run is done, any other refused.
+	if _, err := l.RecordDeploy(strings.Repeat("c", 64), lifecycle.UpgradeConverge, false); err != nil {
+		t.Fatal(err)
 	}
-	if done, _ := l.RunDone(d1); done {
-		t.Error("a record of an earlier deploy counts")
+	l.WriteStatus(Status{Status: StatusSuccess, Stage: lifecycle.UpgradeConverge}, false)
+	if after, err := l.PlanRun("upgrade_run", []string{"overcloud-novacompute-0"}, nil, []string{"a", "b"}, nil); err != nil || !after.Done {
+		t.Errorf("the upgrade's own run after its converge: %+v %v", after, err)
 	}
-	l.RecordRun(d3, false)
-	if b, _ := os.ReadFile(l.Runs()); strings.Count(string(b), "\n") != 1 {
-		t.Errorf("earlier records kept:\n%s", b)
+	if _, err := l.PlanRun("upgrade_run", []string{"overcloud-novacompute-1"}, nil, nil, nil); err == nil ||
+		!strings.Contains(err.Error(), "the last deploy was an upgrade converge") {
+		t.Errorf("another upgrade run after the converge: %v", err)
+	}
+	if _, err := l.PlanRun("update_run", []string{"overcloud-novacompute-0"}, nil, nil, nil); err == nil {
+		t.Error("an update run after the converge")
+	}
+
+	// A new prepare forgets them (check mode says so and keeps them).
+	if changed, _ := l.RecordDeploy(strings.Repeat("d", 64), lifecycle.UpgradePrepare, true); !changed {
+		t.Error("check mode: a new prepare would change nothing")
+	}
+	if done, _ := l.RunDone(p.Digest); !done {
+		t.Error("check mode forgot the runs")
+	}
+	l.RecordDeploy(strings.Repeat("d", 64), lifecycle.UpgradePrepare, false)
+	if done, _ := l.RunDone(p.Digest); done {
+		t.Error("a new prepare kept the runs of the last one")
 	}
 	if _, err := l.RecordRun("../x", false); err == nil {
 		t.Error("a bad digest was recorded")

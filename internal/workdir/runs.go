@@ -5,23 +5,25 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/lifecycle"
 )
 
-// Runs is lifecycle-runs.sha256: the lifecycle runs that succeeded since
-// the last deploy (ours), one line each, "<deploy fingerprint> <run
-// digest>". A run whose digest is there for the current deploy
-// fingerprint is not run again (the playbooks say so; force_run runs it).
+// Runs is lifecycle-runs.sha256: the digests of the lifecycle runs that
+// succeeded since the last prepare (ours), one a line. A deploy of any
+// stage but an upgrade converge forgets them (RecordDeploy), so the runs
+// of an upgrade stay done after its converge. A recorded run is not run
+// again (the playbooks say so; force_run runs it).
 func (l Layout) Runs() string { return l.path("lifecycle-runs.sha256") }
 
 // RunDigest is the fingerprint of a run's inputs: the command, its limit,
-// its playbooks (as config-download names them), tags and skip_tags, and
-// the fingerprint of the deploy (the prepare) it runs after. "" when no
-// deploy fingerprint is recorded (such a run is never skipped).
+// its playbooks (as config-download names them), tags and skip_tags. ""
+// when no deploy is recorded (such a run is never skipped).
 func (l Layout) RunDigest(p *RunPlan, tags, skipTags []string) (string, error) {
 	deploy, err := l.ReadFingerprint()
 	if err != nil || deploy == "" {
@@ -40,7 +42,7 @@ func (l Layout) RunDigest(p *RunPlan, tags, skipTags []string) (string, error) {
 		return out
 	}
 	b, err := json.Marshal(map[string]any{"run": p.Run.Name, "limit": p.Limit, "playbooks": books,
-		"tags": norm(tags), "skip_tags": norm(skipTags), "deploy": deploy})
+		"tags": norm(tags), "skip_tags": norm(skipTags)})
 	if err != nil {
 		return "", err
 	}
@@ -48,56 +50,46 @@ func (l Layout) RunDigest(p *RunPlan, tags, skipTags []string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// readRuns returns the run digests recorded for the current deploy.
-func (l Layout) readRuns() (deploy string, done []string, err error) {
-	if deploy, err = l.ReadFingerprint(); err != nil {
-		return "", nil, err
-	}
+// readRuns returns the recorded run digests.
+func (l Layout) readRuns() ([]string, error) {
 	b, err := readFile(l.Runs(), "lifecycle runs record")
 	if isNotExist(err) {
-		return deploy, nil, nil
+		return nil, nil
 	}
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
+	var done []string
 	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 2 && f[0] == deploy && fingerprintRE.MatchString(f[1]) {
-			done = append(done, f[1])
+		if d := strings.TrimSpace(line); fingerprintRE.MatchString(d) {
+			done = append(done, d)
 		}
 	}
-	return deploy, done, nil
+	return done, nil
 }
 
-// RunDone reports whether a run of digest succeeded since the last deploy.
+// RunDone reports whether a run of digest succeeded since the last prepare.
 func (l Layout) RunDone(digest string) (bool, error) {
 	if digest == "" {
 		return false, nil
 	}
-	_, done, err := l.readRuns()
+	done, err := l.readRuns()
 	return containsString(done, digest), err
 }
 
 // RecordRun records a run of digest that succeeded (atomically, mode
-// 0600; records of earlier deploys are dropped) and reports whether the
-// file changed. In check mode nothing is written.
+// 0600) and reports whether the file changed. In check mode nothing is
+// written.
 func (l Layout) RecordRun(digest string, check bool) (bool, error) {
 	if !fingerprintRE.MatchString(digest) {
 		return false, fmt.Errorf("run_digest %q is not a sha256 in hex (plan_run returns it)", digest)
 	}
-	deploy, done, err := l.readRuns()
+	done, err := l.readRuns()
 	if err != nil {
 		return false, err
 	}
-	if deploy == "" {
-		return false, fmt.Errorf("no deploy of %s is recorded in %s: a run is recorded after the prepare it runs on", l.Stack, l.Dir)
-	}
 	if containsString(done, digest) {
 		return false, nil
-	}
-	var b strings.Builder
-	for _, d := range append(done, digest) {
-		fmt.Fprintf(&b, "%s %s\n", deploy, d)
 	}
 	if check {
 		return true, nil
@@ -105,8 +97,30 @@ func (l Layout) RecordRun(digest string, check bool) (bool, error) {
 	if _, err := l.Ensure(); err != nil {
 		return false, err
 	}
-	if err := fsutil.WriteFileAtomic(l.Runs(), []byte(b.String()), fsutil.SecretFileMode); err != nil {
+	content := strings.Join(append(done, digest), "\n") + "\n"
+	if err := fsutil.WriteFileAtomic(l.Runs(), []byte(content), fsutil.SecretFileMode); err != nil {
 		return false, fmt.Errorf("recording the run: %w", err)
+	}
+	return true, nil
+}
+
+// RecordDeploy records a successful deploy of stage: the fingerprint of
+// its inputs (WriteFingerprint) and, but for an upgrade converge, a new
+// lifecycle: the runs recorded so far are forgotten. It reports whether
+// anything changed. In check mode nothing is written.
+func (l Layout) RecordDeploy(fp, stage string, check bool) (bool, error) {
+	changed, err := l.WriteFingerprint(fp, check)
+	if err != nil || stage == lifecycle.UpgradeConverge {
+		return changed, err
+	}
+	if _, err := os.Lstat(l.Runs()); err != nil {
+		return changed, nil
+	}
+	if check {
+		return true, nil
+	}
+	if err := os.Remove(l.Runs()); err != nil && !os.IsNotExist(err) {
+		return changed, fmt.Errorf("forgetting the runs of the last prepare: %w", err)
 	}
 	return true, nil
 }

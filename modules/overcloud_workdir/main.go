@@ -47,7 +47,7 @@ var spec = &module.Spec{
 		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone},
 			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded)"},
 		{Name: "passwords", Type: module.Bool, Default: true, Help: "prepare: generate the passwords file once and reuse it"},
-		{Name: "stage", Choices: lifecycle.Stages, Help: "prepare and status: the deploy's lifecycle stage (prepare: its lifecycle environment goes first among the operator's; status: recorded as deployment_stage; default deploy)"},
+		{Name: "stage", Choices: lifecycle.Stages, Help: "prepare, status and fingerprint: the deploy's lifecycle stage (prepare: its lifecycle environment goes first among the operator's; status: recorded as deployment_stage; default deploy)"},
 		{Name: "templates_dir", Type: module.Path, Help: "prepare: the tripleo-heat-templates root holding environments/lifecycle/ (for a stage other than deploy)"},
 		{Name: "run", Choices: lifecycle.Runs(), Help: "plan_run: the run command to check (tripleoclient's update run, external-update run, upgrade run, external-upgrade run)"},
 		{Name: "limit", Type: module.List, Help: "plan_run: the hosts or groups of the inventory to run on (required for update_run and upgrade_run)"},
@@ -113,7 +113,7 @@ func run(ctx *module.Context) (module.Result, error) {
 		if !p.Given("fingerprint") {
 			return res, fmt.Errorf("action fingerprint needs fingerprint (the sha256 of the deploy's inputs)")
 		}
-		changed, err := l.WriteFingerprint(p.Str("fingerprint"), ctx.CheckMode)
+		changed, err := l.RecordDeploy(p.Str("fingerprint"), p.Str("stage"), ctx.CheckMode)
 		res["changed"], res["fingerprint"] = changed, p.Str("fingerprint")
 		res["msg"] = l.DeployInputs() + ": the inputs of this deploy"
 		return res, err
@@ -179,7 +179,7 @@ func allowed(action, param string) bool {
 	case "owner_pid":
 		return action == actLock
 	case "stage":
-		return action == actPrepare || action == actStatus
+		return action == actPrepare || action == actStatus || action == actRecord
 	case "templates_dir":
 		return action == actPrepare
 	case "run", "limit", "playbooks", "tags", "skip_tags":
@@ -197,22 +197,14 @@ func planRun(ctx *module.Context, l workdir.Layout, res module.Result) (module.R
 	if !p.Given("run") {
 		return res, fmt.Errorf("action plan_run needs run (one of %s)", strings.Join(lifecycle.Runs(), ", "))
 	}
-	plan, err := l.PlanRun(p.Str("run"), p.Strings("limit"), p.Strings("playbooks"))
+	plan, err := l.PlanRun(p.Str("run"), p.Strings("limit"), p.Strings("playbooks"), p.Strings("tags"), p.Strings("skip_tags"))
 	if err != nil {
 		return res, err
 	}
 	res["playbooks"], res["run_limit"], res["excluded"] = plan.Playbooks, plan.Limit, plan.Excluded
 	res["inventory"], res["config_download"] = l.Inventory(), l.ConfigDownload()
 	res["command"] = plan.Run.Command
-	digest, err := l.RunDigest(plan, p.Strings("tags"), p.Strings("skip_tags"))
-	if err != nil {
-		return res, err
-	}
-	done, err := l.RunDone(digest)
-	if err != nil {
-		return res, err
-	}
-	res["run_digest"], res["done"] = digest, done
+	res["run_digest"], res["done"] = plan.Digest, plan.Done
 	res["msg"] = fmt.Sprintf("%s: %s on %s", plan.Run.Name, strings.Join(plan.Playbooks, ", "), plan.Limit)
 	if plan.Limit == "" {
 		res["msg"] = fmt.Sprintf("%s: %s on every host the playbooks name", plan.Run.Name, strings.Join(plan.Playbooks, ", "))
