@@ -13,11 +13,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"regexp"
 	"sort"
-	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/yamlsafe"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 )
@@ -92,20 +92,20 @@ func readFile(path string) (*file, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, refuse("it is not valid YAML (%s)", errorText(err))
+		return nil, refuse("it is not valid YAML (%s)", yamlsafe.ErrorText(err))
 	}
 	if len(doc.Content) == 0 {
 		return f, nil // empty: no password yet
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return nil, refuse("line %d: the file is %s, not a mapping", root.Line, kindName(root))
+		return nil, refuse("line %d: the file is %s, not a mapping", root.Line, yamlsafe.KindName(root))
 	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			return nil, refuse("line %d: a top-level key is %s, not a name", k.Line, kindName(k))
+			return nil, refuse("line %d: a top-level key is %s, not a name", k.Line, yamlsafe.KindName(k))
 		}
 		if prev, dup := seen[k.Value]; dup {
 			return nil, refuse("line %d: %s is there twice (line %d too)", k.Line, k.Value, prev)
@@ -136,13 +136,13 @@ func section(name string, n *yaml.Node) (map[string]any, error) {
 		return m, nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("line %d: %s is %s, not a mapping of names to values", n.Line, name, kindName(n))
+		return nil, fmt.Errorf("line %d: %s is %s, not a mapping of names to values", n.Line, name, yamlsafe.KindName(n))
 	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
 		if k.Kind != yaml.ScalarNode {
-			return nil, fmt.Errorf("line %d: a key of %s is %s, not a name", k.Line, name, kindName(k))
+			return nil, fmt.Errorf("line %d: a key of %s is %s, not a name", k.Line, name, yamlsafe.KindName(k))
 		}
 		if prev, dup := seen[k.Value]; dup {
 			return nil, fmt.Errorf("line %d: %s.%s is there twice (line %d too)", k.Line, name, k.Value, prev)
@@ -150,7 +150,7 @@ func section(name string, n *yaml.Node) (map[string]any, error) {
 		seen[k.Value] = k.Line
 		var v any
 		if err := n.Content[i+1].Decode(&v); err != nil {
-			return nil, fmt.Errorf("line %d: %s.%s: %s", n.Content[i+1].Line, name, k.Value, errorText(err))
+			return nil, fmt.Errorf("line %d: %s.%s: %s", n.Content[i+1].Line, name, k.Value, yamlsafe.ErrorText(err))
 		}
 		m[k.Value] = v
 	}
@@ -305,39 +305,4 @@ func Marshal(values map[string]any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// quoted matches what a YAML error quotes of its input: a scalar in
-// backquotes, an anchor or a key in quotes.
-var quoted = regexp.MustCompile("`[^`]*`?|'[^']*'?|\"[^\"]*\"?")
-
-// errorText is a YAML error's text without its "yaml: " prefix and without
-// anything it quotes of the input: yaml.v3's type errors quote the scalar
-// ("cannot unmarshal !!str `s3cr3t...`"), which here is a password.
-func errorText(err error) string {
-	return quoted.ReplaceAllStringFunc(strings.TrimPrefix(err.Error(), "yaml: "), func(q string) string {
-		// A single character in single quotes is the syntax the parser
-		// expected (',' or '}'), not the input's.
-		if len(q) == 3 && q[0] == '\'' && q[2] == '\'' {
-			return q
-		}
-		return "(…)"
-	})
-}
-
-// kindName names what a node is, never its value.
-func kindName(n *yaml.Node) string {
-	switch {
-	case n.Kind == yaml.MappingNode:
-		return "a mapping"
-	case n.Kind == yaml.SequenceNode:
-		return "a list"
-	case n.Kind == yaml.AliasNode:
-		return "an alias"
-	case n.Tag == "!!null":
-		return "empty (null)"
-	case n.Kind == yaml.ScalarNode:
-		return "a single value"
-	}
-	return "not a YAML value"
 }

@@ -213,10 +213,10 @@ func TestErrorsShowNoValue(t *testing.T) {
 	const secret = "s3cr3t"
 	dir := t.TempDir()
 	for i, c := range []struct{ file, want string }{
-		{"parameter_defaults: s3cr3t-value\n", "line 1: parameter_defaults is a single value, not a mapping"},
+		{"parameter_defaults: s3cr3t-value\n", "line 1: parameter_defaults is a string, not a mapping"},
 		{"parameters: [s3cr3t-value]\n", "line 1: parameters is a list, not a mapping"},
 		{"- s3cr3t-value\n", "line 1: the file is a list, not a mapping"},
-		{"s3cr3t-value\n", "line 1: the file is a single value, not a mapping"},
+		{"s3cr3t-value\n", "line 1: the file is a string, not a mapping"},
 		{"parameter_defaults:\n  AdminPassword: 's3cr3t-value\n", "it is not valid YAML (line 2"},
 		{"parameter_defaults:\n  AdminPassword: \"s3cr3t-value\n", "it is not valid YAML"},
 		{"parameter_defaults:\n  AdminPassword: s3cr3t: value\n", "it is not valid YAML (line 2"},

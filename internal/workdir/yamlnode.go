@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ephemeral-heat/ephemeral-heat/internal/yamlsafe"
 )
 
 // ymap is a YAML mapping node: its keys in order, and each key's value.
@@ -89,9 +91,7 @@ func keyPath(where, key string) string {
 	return where + "." + key
 }
 
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-}
+func isNull(n *yaml.Node) bool { return yamlsafe.IsNull(n) }
 
 func line(n *yaml.Node) int {
 	if n == nil {
@@ -101,29 +101,7 @@ func line(n *yaml.Node) int {
 }
 
 // kindName names what a node is, never its value.
-func kindName(n *yaml.Node) string {
-	switch {
-	case n == nil:
-		return "missing"
-	case n.Kind == yaml.MappingNode:
-		return "a mapping"
-	case n.Kind == yaml.SequenceNode:
-		return "a list"
-	case n.Kind == yaml.AliasNode:
-		return "an alias (*name)"
-	case isNull(n):
-		return "empty (null)"
-	case n.Tag == "!!int":
-		return "a number"
-	case n.Tag == "!!float":
-		return "a decimal number"
-	case n.Tag == "!!bool":
-		return "a boolean"
-	case n.Kind == yaml.ScalarNode:
-		return "a string"
-	}
-	return "not a YAML value"
-}
+func kindName(n *yaml.Node) string { return yamlsafe.KindName(n) }
 
 // parseDoc parses data into its document's root node; empty (or only
 // comments) is an error of its own, and a syntax error is said without
@@ -139,23 +117,9 @@ func parseDoc(data []byte) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
-// quoted matches what a YAML error quotes of the input: a scalar in
-// backquotes, an anchor or a key in quotes.
-var quoted = regexp.MustCompile("`[^`]*`?|'[^']*'?|\"[^\"]*\"?")
-
-// yamlErrorText is a YAML error's text without its "yaml: " prefix and
-// without anything it quotes of the input (a value, an anchor name).
-func yamlErrorText(err error) string {
-	s := strings.TrimPrefix(err.Error(), "yaml: ")
-	return quoted.ReplaceAllStringFunc(s, func(q string) string {
-		// A single character in single quotes is the syntax the parser
-		// expected (',' or '}'), not the input's.
-		if len(q) == 3 && q[0] == '\'' && q[2] == '\'' {
-			return q
-		}
-		return "(…)"
-	})
-}
+// yamlErrorText is a YAML error's text without anything it quotes of the
+// input (yamlsafe).
+func yamlErrorText(err error) string { return yamlsafe.ErrorText(err) }
 
 // indexForm is a member name: the decimal Heat gives (resource_group.py
 // names members "0", "1", ...), no sign or leading zero.
