@@ -45,14 +45,16 @@ func stepLifecycle(t *testing.T, s *Suite) {
 	}
 	tmp := t.TempDir()
 	// The operator's own environment sets a parameter both lifecycle
-	// environments set; `parameters` another.
+	// environments set (it comes after them: it wins); `parameters` (Heat's
+	// top-level parameters: THT's lifecycle environments set none of them)
+	// still reach the stack.
 	operatorEnv := filepath.Join(tmp, "operator.yaml")
 	const operatorPlaybook = "/usr/share/ceph-ansible/operator-site.yml"
 	if err := os.WriteFile(operatorEnv, []byte("parameter_defaults:\n  CephAnsiblePlaybook: "+operatorPlaybook+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	operatorStreams := []any{map[string]any{"module": "container-tools", "stream": "operator", "distribution_version": "8"}}
-	params := map[string]any{"DnfStreams": operatorStreams}
+	const operatorCloud = "overcloud-lifecycle.example.com"
+	params := map[string]any{"CloudName": operatorCloud}
 	for k, v := range s.Workload.Parameters {
 		params[k] = v
 	}
@@ -100,7 +102,7 @@ func stepLifecycle(t *testing.T, s *Suite) {
 		if err != nil || st == nil || st.Status != workdir.StatusSuccess || st.Stage != c.stage {
 			t.Fatalf("%s: deployment status %+v %v", c.book, st, err)
 		}
-		checkLifecycleEnvironment(t, l, filepath.Join(s.Workload.TemplateDir, lifecycle.Environment(c.stage)), operatorPlaybook, operatorStreams)
+		checkLifecycleEnvironment(t, l, filepath.Join(s.Workload.TemplateDir, lifecycle.Environment(c.stage)), operatorPlaybook, operatorCloud)
 		for _, b := range lifecyclePlaybooks {
 			if _, err := os.Stat(filepath.Join(l.ConfigDownload(), b)); err != nil {
 				t.Errorf("%s: config-download lacks %s: %v", c.book, b, err)
@@ -146,8 +148,8 @@ func stepLifecycle(t *testing.T, s *Suite) {
 // path: each of its parameter_defaults is there with its value, but the
 // one the operator's environment sets after it; each of its
 // resource_registry entries is there; the operator's `parameters` are
-// there, where they win over any parameter_defaults.
-func checkLifecycleEnvironment(t *testing.T, l workdir.Layout, path, operatorPlaybook string, operatorStreams []any) {
+// there.
+func checkLifecycleEnvironment(t *testing.T, l workdir.Layout, path, operatorPlaybook, operatorCloud string) {
 	t.Helper()
 	var lifeEnv, saved struct {
 		ParameterDefaults map[string]any `yaml:"parameter_defaults"`
@@ -179,7 +181,7 @@ func checkLifecycleEnvironment(t *testing.T, l workdir.Layout, path, operatorPla
 			t.Errorf("%s: the stack's resource_registry %s = %#v, want %#v", filepath.Base(path), k, got, want)
 		}
 	}
-	if got := saved.Parameters["DnfStreams"]; !reflect.DeepEqual(got, operatorStreams) {
-		t.Errorf("the stack's parameters DnfStreams = %#v, want the operator's %#v", got, operatorStreams)
+	if got := saved.Parameters["CloudName"]; got != operatorCloud {
+		t.Errorf("the stack's parameters CloudName = %#v, want the operator's %q", got, operatorCloud)
 	}
 }
