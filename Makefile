@@ -12,11 +12,14 @@ BUILD_FLAGS  := -trimpath -ldflags '-s -w'
 COLL_DIR     := collection
 COLL_PATH    := $(CURDIR)/.collections
 DIST         := dist
-VERSION      := $(shell awk '/^version:/{print $$2}' galaxy.yml)
+# galaxy.yml is in the collection tree: this checkout's ansible_collections/ephemeral/heat
+# (a link to collection/) is then the collection, with its version and roles.
+VERSION      := $(shell awk '/^version:/{print $$2}' $(COLL_DIR)/galaxy.yml)
 # The oldest Go that builds this project: go.mod's go line (README says the same; make lint checks).
 GO_MIN       := $(shell awk '/^go /{print $$2}' go.mod)
-# What the collection tarball holds besides collection/ (make stage).
-STAGE_FILES  := galaxy.yml README.md LICENSE CHANGELOG.rst changelogs
+# What the collection tarball holds besides collection/ (make stage); collection/ has
+# galaxy.yml and CHANGELOG.rst.
+STAGE_FILES  := README.md LICENSE changelogs
 TARBALL      := $(DIST)/ephemeral-heat-$(VERSION).tar.gz
 export ANSIBLE_COLLECTIONS_PATH := $(COLL_PATH)
 # The podman bindings build without cgo only with these tags: every go command gets them.

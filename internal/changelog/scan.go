@@ -113,6 +113,11 @@ func readYAML(path string, v any) error {
 	return nil
 }
 
+// GalaxyPath is the galaxy.yml of the collection tree at dir: it lives in
+// the tree, so that a checkout linking the tree as
+// ansible_collections/NAMESPACE/NAME is the collection with its version.
+func GalaxyPath(dir string) string { return filepath.Join(dir, "galaxy.yml") }
+
 // Galaxy is what the changelog needs of galaxy.yml.
 type Galaxy struct {
 	Namespace string `yaml:"namespace"`

@@ -20,18 +20,18 @@ import (
 
 func main() {
 	dir := flag.String("changelogs", "changelogs", "the changelogs directory (config.yaml, changelog.yaml, fragments/)")
-	coll := flag.String("collection", "collection", "the collection tree (plugins/modules, roles, playbooks)")
-	galaxy := flag.String("galaxy", "galaxy.yml", "the collection's galaxy.yml")
+	coll := flag.String("collection", "collection", "the collection tree (galaxy.yml, plugins/modules, roles, playbooks)")
 	date := flag.String("date", time.Now().UTC().Format("2006-01-02"), "release date of a new release")
 	check := flag.Bool("check", false, "change nothing; fail if the rendered changelog is out of date")
 	flag.Parse()
-	if err := run(*dir, *coll, *galaxy, *date, *check); err != nil {
+	if err := run(*dir, *coll, *date, *check); err != nil {
 		fmt.Fprintf(os.Stderr, "changelog: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, coll, galaxyPath, date string, check bool) error {
+func run(dir, coll, date string, check bool) error {
+	galaxyPath := changelog.GalaxyPath(coll)
 	g, err := changelog.ReadGalaxy(galaxyPath)
 	if err != nil {
 		return err
