@@ -30,7 +30,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 # this host allows; see README "Container and pod Heat".
 export CONTAINERS_CONF ?= $(CURDIR)/scripts/containers.conf
 
-.PHONY: help deps check-go heat-image build build-all stage collection install test integration demo lint sanity changelog fmt vet clean bench sanity-run
+.PHONY: help deps check-go heat-image build build-all stage collection install test integration demo lint sanity changelog release fmt vet clean bench sanity-run
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -130,8 +130,16 @@ sanity: stage ## ansible-test sanity --local on the staged collection, offline (
 sanity-run:
 	@SANITY_SKIP="$(SANITY_SKIP)" scripts/sanity.sh build/stage
 
-changelog: check-go ## CHANGELOG.rst from changelogs/ (releases galaxy.yml's version first if it is new and fragments wait)
-	$(GO) run ./tools/changelog
+# make changelog / make release: RELEASE_DATE=YYYY-MM-DD dates a new release (default: the day of
+# SOURCE_DATE_EPOCH if set, else today, UTC); UPDATE_EXISTING=1 folds waiting fragments into
+# galaxy.yml's version although it is released (only the newest release, and only untagged).
+CHANGELOG_FLAGS := $(if $(RELEASE_DATE),-date $(RELEASE_DATE)) $(if $(UPDATE_EXISTING),-update-existing)
+
+changelog: check-go ## collection/CHANGELOG.rst from changelogs/ (releases galaxy.yml's version first if it is new; refuses a released one with fragments waiting)
+	$(GO) run ./tools/changelog $(CHANGELOG_FLAGS)
+
+release: check-go ## on a clean tree: make changelog, then, once that is committed (run it again), tag HEAD v<version>
+	$(GO) run ./tools/changelog -tag $(CHANGELOG_FLAGS)
 
 clean: ## remove build outputs
 	rm -rf build dist .collections

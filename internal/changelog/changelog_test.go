@@ -111,7 +111,7 @@ releases:
 		t.Fatal(err)
 	}
 	have := Objects{
-		"module":     {{Name: "old_mod", Description: "An old module"}, {Name: "new_mod", Description: "A new module"}},
+		"module":     {{Name: "old_mod", Description: "An old module", VersionAdded: "1.9.0"}, {Name: "new_mod", Description: "A new module", VersionAdded: "1.10.0"}},
 		KindRole:     {{Name: "a_role", Description: "A role"}},
 		KindPlaybook: {{Name: "a_book", Description: "A playbook"}},
 	}

@@ -11,7 +11,7 @@ import (
 
 // Scan lists what the collection tree at dir holds, with the one-line
 // description the changelog gives each: modules (sidecar docs
-// plugins/modules/NAME.yml, short_description), roles
+// plugins/modules/NAME.yml, short_description, and version_added), roles
 // (roles/NAME/meta/argument_specs.yml, main's short_description) and
 // playbooks (playbooks/NAME.yml: the first line of its leading comment,
 // else the name of its first play).
@@ -24,13 +24,16 @@ func Scan(dir string) (Objects, error) {
 	for _, p := range mods {
 		var doc struct {
 			Documentation struct {
-				Short string `yaml:"short_description"`
+				Short        string `yaml:"short_description"`
+				VersionAdded string `yaml:"version_added"`
 			} `yaml:"DOCUMENTATION"`
 		}
 		if err := readYAML(p, &doc); err != nil {
 			return nil, err
 		}
-		out["module"] = append(out["module"], object(p, ".yml", doc.Documentation.Short))
+		o := object(p, ".yml", doc.Documentation.Short)
+		o.VersionAdded = doc.Documentation.VersionAdded
+		out["module"] = append(out["module"], o)
 	}
 	roles, err := filepath.Glob(filepath.Join(dir, "roles", "*", "meta", "argument_specs.yml"))
 	if err != nil {
@@ -120,6 +123,8 @@ func GalaxyPath(dir string) string { return filepath.Join(dir, "galaxy.yml") }
 
 // Galaxy is what the changelog needs of galaxy.yml.
 type Galaxy struct {
+	// Path is the file it was read from.
+	Path      string `yaml:"-"`
 	Namespace string `yaml:"namespace"`
 	Name      string `yaml:"name"`
 	Version   string `yaml:"version"`
@@ -127,7 +132,7 @@ type Galaxy struct {
 
 // ReadGalaxy reads galaxy.yml.
 func ReadGalaxy(path string) (Galaxy, error) {
-	var g Galaxy
+	g := Galaxy{Path: path}
 	if err := readYAML(path, &g); err != nil {
 		return g, err
 	}
