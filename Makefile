@@ -84,7 +84,7 @@ test: deps install lint ## the whole suite: deps, build, lint, unit and integrat
 bench: deps check-go ## benchmarks vs baselines, same run (about 1 h 45 min in full, most of it the stock real-THT side): bench/results.md and bench/results.json; BENCH_ARGS='-only launch'
 	$(GO) run ./bench/runner $(BENCH_ARGS)
 
-demo: deps install ## launch native Heat, list stacks through openstack, stop it
+demo: deps install ## deploy the standalone sample overcloud here (native Heat, sqlite, deploy steps), relaunch Heat on its dump for openstack stack list, stop it
 	@scripts/demo.sh
 
 lint: check-go stage ## gofmt, go vet (both ways), go mod tidy, changelog, README's Go, ansible-lint, make sanity
