@@ -81,24 +81,39 @@ func Scan(dir string) (Objects, error) {
 	return out, nil
 }
 
-// leadingComment is the first line of the comment that opens a YAML file
-// (after "---"), without a trailing colon.
+// leadingComment is the first sentence of the comment that opens a YAML
+// file (after "---"): its first paragraph (the comment lines up to an empty
+// or indented one, joined) up to the first ". " or ": ", without a final
+// "." or ":", with single backquotes doubled (RST literals).
 func leadingComment(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", path, err)
 	}
+	var para []string
 	for _, l := range strings.Split(string(b), "\n") {
 		l = strings.TrimSpace(l)
-		if l == "---" || l == "" {
+		if len(para) == 0 && (l == "---" || l == "") {
 			continue
 		}
-		if !strings.HasPrefix(l, "#") {
-			return "", nil
+		text, ok := strings.CutPrefix(l, "#")
+		if !ok || strings.TrimSpace(text) == "" || strings.HasPrefix(text, "  ") {
+			break
 		}
-		return strings.TrimSuffix(strings.TrimSpace(strings.TrimLeft(l, "#")), ":"), nil
+		para = append(para, strings.TrimSpace(text))
 	}
-	return "", nil
+	s := strings.Join(para, " ")
+	for _, end := range []string{". ", ": "} {
+		if i := strings.Index(s, end); i >= 0 {
+			s = s[:i]
+		}
+	}
+	s = strings.TrimRight(s, ".:")
+	if !strings.Contains(s, "``") {
+		// A comment's `code` is RST's ``code`` in the changelog.
+		s = strings.ReplaceAll(s, "`", "``")
+	}
+	return s, nil
 }
 
 func object(path, ext, desc string) Object {
