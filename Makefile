@@ -12,11 +12,14 @@ BUILD_FLAGS  := -trimpath -ldflags '-s -w'
 COLL_DIR     := collection
 COLL_PATH    := $(CURDIR)/.collections
 DIST         := dist
-VERSION      := $(shell awk '/^version:/{print $$2}' galaxy.yml)
+# galaxy.yml is in the collection tree: this checkout's ansible_collections/ephemeral/heat
+# (a link to collection/) is then the collection, with its version and roles.
+VERSION      := $(shell awk '/^version:/{print $$2}' $(COLL_DIR)/galaxy.yml)
 # The oldest Go that builds this project: go.mod's go line (README says the same; make lint checks).
 GO_MIN       := $(shell awk '/^go /{print $$2}' go.mod)
-# What the collection tarball holds besides collection/ (make stage).
-STAGE_FILES  := galaxy.yml README.md LICENSE CHANGELOG.rst changelogs
+# What the collection tarball holds besides collection/ (make stage); collection/ has
+# galaxy.yml and CHANGELOG.rst.
+STAGE_FILES  := README.md LICENSE changelogs
 TARBALL      := $(DIST)/ephemeral-heat-$(VERSION).tar.gz
 export ANSIBLE_COLLECTIONS_PATH := $(COLL_PATH)
 # The podman bindings build without cgo only with these tags: every go command gets them.
@@ -27,7 +30,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 # this host allows; see README "Container and pod Heat".
 export CONTAINERS_CONF ?= $(CURDIR)/scripts/containers.conf
 
-.PHONY: help deps check-go heat-image build build-all stage collection install test integration demo lint sanity changelog fmt vet clean bench sanity-run
+.PHONY: help deps check-go heat-image build build-all stage collection install test integration demo lint sanity changelog release fmt vet clean bench sanity-run
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -81,7 +84,7 @@ test: deps install lint ## the whole suite: deps, build, lint, unit and integrat
 bench: deps check-go ## benchmarks vs baselines, same run (about 1 h 45 min in full, most of it the stock real-THT side): bench/results.md and bench/results.json; BENCH_ARGS='-only launch'
 	$(GO) run ./bench/runner $(BENCH_ARGS)
 
-demo: deps install ## launch native Heat, list stacks through openstack, stop it
+demo: deps install ## deploy the standalone sample overcloud here (native Heat, sqlite, deploy steps), relaunch Heat on its dump for openstack stack list, stop it
 	@scripts/demo.sh
 
 lint: check-go stage ## gofmt, go vet (both ways), go mod tidy, changelog, README's Go, ansible-lint, make sanity
@@ -127,8 +130,16 @@ sanity: stage ## ansible-test sanity --local on the staged collection, offline (
 sanity-run:
 	@SANITY_SKIP="$(SANITY_SKIP)" scripts/sanity.sh build/stage
 
-changelog: check-go ## CHANGELOG.rst from changelogs/ (releases galaxy.yml's version first if it is new and fragments wait)
-	$(GO) run ./tools/changelog
+# make changelog / make release: RELEASE_DATE=YYYY-MM-DD dates a new release (default: the day of
+# SOURCE_DATE_EPOCH if set, else today, UTC); UPDATE_EXISTING=1 folds waiting fragments into
+# galaxy.yml's version although it is released (only the newest release, and only untagged).
+CHANGELOG_FLAGS := $(if $(RELEASE_DATE),-date $(RELEASE_DATE)) $(if $(UPDATE_EXISTING),-update-existing)
+
+changelog: check-go ## collection/CHANGELOG.rst from changelogs/ (releases galaxy.yml's version first if it is new; refuses a released one with fragments waiting)
+	$(GO) run ./tools/changelog $(CHANGELOG_FLAGS)
+
+release: check-go ## on a clean tree: make changelog, then, once that is committed (run it again), tag HEAD v<version>
+	$(GO) run ./tools/changelog -tag $(CHANGELOG_FLAGS)
 
 clean: ## remove build outputs
 	rm -rf build dist .collections

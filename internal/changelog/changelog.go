@@ -4,7 +4,11 @@
 // CHANGELOG.rst the way antsibull-changelog lays it out. antsibull-changelog
 // is not packaged by Debian; this is the subset the collection needs:
 // fragments, a release that folds them in with the new modules, roles and
-// playbooks, and the rendering.
+// playbooks, the decision what `make changelog` does with galaxy.yml's
+// version (Plan), and the rendering. A release is a function of its
+// fragments, the collection tree and its date: entries are kept sorted, as
+// antsibull-changelog keeps them, so folding fragments in two steps
+// (UpdateRelease) gives what folding them at once gives.
 package changelog
 
 import (
@@ -44,6 +48,8 @@ type Object struct {
 	Description string  `yaml:"description"`
 	Name        string  `yaml:"name"`
 	Namespace   *string `yaml:"namespace"`
+	// VersionAdded is a module's version_added (Scan reads it; not saved).
+	VersionAdded string `yaml:"-"`
 }
 
 // Release is one release in changelog.yaml.
@@ -184,7 +190,7 @@ type Fragment struct {
 
 // Fragments reads the fragments in name order (files starting with "." are skipped).
 func (d *Dir) Fragments() ([]Fragment, error) {
-	dir := filepath.Join(d.Path, d.Config.NotesDir)
+	dir := d.fragmentsDir()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading the changelog fragments: %w", err)
@@ -233,25 +239,71 @@ func (d *Dir) Release(cl *Changelog, version, date string, have Objects, frags [
 		return fmt.Errorf("release date %q is not YYYY-MM-DD", date)
 	}
 	if len(frags) == 0 {
-		return fmt.Errorf("no changelog fragments in %s: write one for release %s", filepath.Join(d.Path, d.Config.NotesDir), version)
+		return fmt.Errorf("no changelog fragments in %s: write one for release %s", d.fragmentsDir(), version)
 	}
-	r := Release{Changes: map[string]any{}, ReleaseDate: date}
+	return d.fold(cl, version, Release{ReleaseDate: date}, have, frags)
+}
+
+// UpdateRelease folds the fragments into version, the newest release of cl,
+// keeping its date: the result is what releasing all its fragments at once
+// gives (antsibull-changelog's release --update-existing).
+func (d *Dir) UpdateRelease(cl *Changelog, version string, have Objects, frags []Fragment) error {
+	r, ok := cl.Releases[version]
+	if !ok {
+		return fmt.Errorf("release %s is not in the changelog: nothing to update", version)
+	}
+	if n := cl.Newest(); n != version {
+		return fmt.Errorf("release %s is not the newest (%s): only the newest release can be updated", version, n)
+	}
+	if len(frags) == 0 {
+		return fmt.Errorf("no changelog fragments in %s to add to release %s", d.fragmentsDir(), version)
+	}
+	return d.fold(cl, version, r, have, frags)
+}
+
+// fold adds the fragments to r as antsibull-changelog does (one release
+// summary per release, trivial entries left out), lists the objects of
+// have that no other release added, sorts, checks the modules'
+// version_added and stores r as release version of cl. cl is unchanged on
+// error.
+func (d *Dir) fold(cl *Changelog, version string, r Release, have Objects, frags []Fragment) error {
+	if err := released(cl, frags); err != nil {
+		return err
+	}
+	changes := map[string]any{}
+	for k, v := range r.Changes {
+		if l, ok := v.([]any); ok {
+			v = append([]any(nil), l...)
+		}
+		changes[k] = v
+	}
+	r.Changes = changes
+	r.Fragments = append([]string(nil), r.Fragments...)
 	for _, f := range frags {
 		r.Fragments = append(r.Fragments, f.Name)
-		for k, v := range f.Changes {
-			if k == d.Config.PreludeSectionName {
-				if prev, ok := r.Changes[k].(string); ok {
-					v = prev + "\n\n" + v.(string)
+		for _, k := range sortedKeys(f.Changes) {
+			switch v := f.Changes[k]; k {
+			case d.Config.PreludeSectionName:
+				if _, ok := r.Changes[k]; ok {
+					return fmt.Errorf("%s: release %s already has a %s, and a release has one: merge the two", filepath.Join(d.fragmentsDir(), f.Name), version, k)
 				}
 				r.Changes[k] = v
-				continue
+			case d.Config.TrivialSectionName:
+				// antsibull-changelog leaves trivial changes out of the changelog.
+			default:
+				prev, _ := r.Changes[k].([]any)
+				r.Changes[k] = append(prev, v.([]any)...)
 			}
-			prev, _ := r.Changes[k].([]any)
-			r.Changes[k] = append(prev, v.([]any)...)
 		}
 	}
+	if len(r.Changes) == 0 {
+		r.Changes = nil
+	}
 	known := map[string]bool{}
-	for _, old := range cl.Releases {
+	for v, old := range cl.Releases {
+		if v == version {
+			continue
+		}
 		for _, m := range old.Modules {
 			known["module/"+m.Name] = true
 		}
@@ -261,6 +313,7 @@ func (d *Dir) Release(cl *Changelog, version, date string, have Objects, frags [
 			}
 		}
 	}
+	r.Modules, r.Objects = nil, nil
 	for _, kind := range sortedKeys(have) {
 		var added []Object
 		for _, o := range have[kind] {
@@ -268,12 +321,14 @@ func (d *Dir) Release(cl *Changelog, version, date string, have Objects, frags [
 				added = append(added, o)
 			}
 		}
-		sort.Slice(added, func(i, j int) bool { return added[i].Name < added[j].Name })
 		if len(added) == 0 {
 			continue
 		}
 		if kind == "module" {
 			for i := range added {
+				if added[i].VersionAdded != version {
+					return fmt.Errorf("module %s is new in release %s but its documentation says version_added: %q: set version_added: %s in its sidecar plugins/modules/%s.yml", added[i].Name, version, added[i].VersionAdded, version, added[i].Name)
+				}
 				added[i].Namespace = new(string)
 			}
 			r.Modules = added
@@ -284,16 +339,73 @@ func (d *Dir) Release(cl *Changelog, version, date string, have Objects, frags [
 		}
 		r.Objects[kind] = added
 	}
+	sortRelease(&r, d.Config.PreludeSectionName)
 	cl.Releases[version] = r
 	return nil
 }
+
+// released refuses fragments whose names a release already lists: they
+// were folded before (a merge brought them back), or a new change took an
+// old name.
+func released(cl *Changelog, frags []Fragment) error {
+	in := map[string]string{}
+	for _, v := range sortedKeys(cl.Releases) {
+		for _, f := range cl.Releases[v].Fragments {
+			in[f] = v
+		}
+	}
+	var errs []error
+	for _, f := range frags {
+		if v, ok := in[f.Name]; ok {
+			errs = append(errs, fmt.Errorf("fragment %s is already in release %s: delete it if it was folded in before, or rename it if it is a new change", f.Name, v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sortRelease orders a release as antsibull-changelog saves it: the
+// entries of each section but the release summary, the fragments, and the
+// modules and objects by name.
+func sortRelease(r *Release, prelude string) {
+	for k, v := range r.Changes {
+		if l, ok := v.([]any); ok && k != prelude {
+			sort.SliceStable(l, func(i, j int) bool { return fmt.Sprint(l[i]) < fmt.Sprint(l[j]) })
+		}
+	}
+	sort.Strings(r.Fragments)
+	byName := func(l []Object) {
+		sort.SliceStable(l, func(i, j int) bool { return l[i].Name < l[j].Name })
+	}
+	byName(r.Modules)
+	for _, l := range r.Objects {
+		byName(l)
+	}
+}
+
+// Newest is the newest release's version ("" without releases).
+func (cl *Changelog) Newest() string {
+	n := ""
+	for v := range cl.Releases {
+		if n == "" || newer(v, n) {
+			n = v
+		}
+	}
+	return n
+}
+
+func (d *Dir) fragmentsDir() string { return filepath.Join(d.Path, d.Config.NotesDir) }
 
 // savedHeader opens changelog.yaml: entries are one line each (as the
 // fragments' folded text), longer than the line length yamllint allows.
 const savedHeader = "# yamllint disable rule:line-length\n# Written by `make changelog` (tools/changelog) in antsibull-changelog's format.\n---\n"
 
-// Save writes changelog.yaml atomically, in antsibull-changelog's layout.
+// Save writes changelog.yaml atomically, in antsibull-changelog's layout
+// and order (sortRelease: the same releases give the same file).
 func (d *Dir) Save(cl *Changelog) error {
+	for v, r := range cl.Releases {
+		sortRelease(&r, d.Config.PreludeSectionName)
+		cl.Releases[v] = r
+	}
 	var buf bytes.Buffer
 	buf.WriteString(savedHeader)
 	enc := yaml.NewEncoder(&buf)

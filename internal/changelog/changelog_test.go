@@ -111,7 +111,7 @@ releases:
 		t.Fatal(err)
 	}
 	have := Objects{
-		"module":     {{Name: "old_mod", Description: "An old module"}, {Name: "new_mod", Description: "A new module"}},
+		"module":     {{Name: "old_mod", Description: "An old module", VersionAdded: "1.9.0"}, {Name: "new_mod", Description: "A new module", VersionAdded: "1.10.0"}},
 		KindRole:     {{Name: "a_role", Description: "A role"}},
 		KindPlaybook: {{Name: "a_book", Description: "A playbook"}},
 	}
@@ -194,5 +194,29 @@ func TestOpenRefusesIncompleteConfig(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("title: X\n"), 0o644)
 	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "required") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+func TestLeadingComment(t *testing.T) {
+	tests := []struct{ name, content, want string }{
+		{"one line ending in a colon", "---\n# Deploy an overcloud:\n#   a -> b\n- name: x\n", "Deploy an overcloud"},
+		{"a sentence over two lines", "---\n# Remove named nodes, the way\n# tripleoclient does it: Heat is not touched.\n#   1. mapped\n", "Remove named nodes, the way tripleoclient does it"},
+		{"cut at the first sentence", "# Stop Heat. Then more.\n", "Stop Heat"},
+		{"ends at an empty comment line", "---\n# Relaunch Heat\n#\n# Other text.\n", "Relaunch Heat"},
+		{"code as RST literals", "# `openstack overcloud update run` on a dir: it runs\n", "``openstack overcloud update run`` on a dir"},
+		{"no comment", "---\n- name: x\n", ""},
+		{"comment after the first play", "- name: x\n# late\n", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "book.yml")
+			if err := os.WriteFile(p, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := leadingComment(p)
+			if err != nil || got != tc.want {
+				t.Errorf("leadingComment: %q, %v; want %q", got, err, tc.want)
+			}
+		})
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 // Scan lists what the collection tree at dir holds, with the one-line
 // description the changelog gives each: modules (sidecar docs
-// plugins/modules/NAME.yml, short_description), roles
+// plugins/modules/NAME.yml, short_description, and version_added), roles
 // (roles/NAME/meta/argument_specs.yml, main's short_description) and
 // playbooks (playbooks/NAME.yml: the first line of its leading comment,
 // else the name of its first play).
@@ -24,13 +24,16 @@ func Scan(dir string) (Objects, error) {
 	for _, p := range mods {
 		var doc struct {
 			Documentation struct {
-				Short string `yaml:"short_description"`
+				Short        string `yaml:"short_description"`
+				VersionAdded string `yaml:"version_added"`
 			} `yaml:"DOCUMENTATION"`
 		}
 		if err := readYAML(p, &doc); err != nil {
 			return nil, err
 		}
-		out["module"] = append(out["module"], object(p, ".yml", doc.Documentation.Short))
+		o := object(p, ".yml", doc.Documentation.Short)
+		o.VersionAdded = doc.Documentation.VersionAdded
+		out["module"] = append(out["module"], o)
 	}
 	roles, err := filepath.Glob(filepath.Join(dir, "roles", "*", "meta", "argument_specs.yml"))
 	if err != nil {
@@ -78,24 +81,39 @@ func Scan(dir string) (Objects, error) {
 	return out, nil
 }
 
-// leadingComment is the first line of the comment that opens a YAML file
-// (after "---"), without a trailing colon.
+// leadingComment is the first sentence of the comment that opens a YAML
+// file (after "---"): its first paragraph (the comment lines up to an empty
+// or indented one, joined) up to the first ". " or ": ", without a final
+// "." or ":", with single backquotes doubled (RST literals).
 func leadingComment(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", path, err)
 	}
+	var para []string
 	for _, l := range strings.Split(string(b), "\n") {
 		l = strings.TrimSpace(l)
-		if l == "---" || l == "" {
+		if len(para) == 0 && (l == "---" || l == "") {
 			continue
 		}
-		if !strings.HasPrefix(l, "#") {
-			return "", nil
+		text, ok := strings.CutPrefix(l, "#")
+		if !ok || strings.TrimSpace(text) == "" || strings.HasPrefix(text, "  ") {
+			break
 		}
-		return strings.TrimSuffix(strings.TrimSpace(strings.TrimLeft(l, "#")), ":"), nil
+		para = append(para, strings.TrimSpace(text))
 	}
-	return "", nil
+	s := strings.Join(para, " ")
+	for _, end := range []string{". ", ": "} {
+		if i := strings.Index(s, end); i >= 0 {
+			s = s[:i]
+		}
+	}
+	s = strings.TrimRight(s, ".:")
+	if !strings.Contains(s, "``") {
+		// A comment's `code` is RST's ``code`` in the changelog.
+		s = strings.ReplaceAll(s, "`", "``")
+	}
+	return s, nil
 }
 
 func object(path, ext, desc string) Object {
@@ -113,8 +131,15 @@ func readYAML(path string, v any) error {
 	return nil
 }
 
+// GalaxyPath is the galaxy.yml of the collection tree at dir: it lives in
+// the tree, so that a checkout linking the tree as
+// ansible_collections/NAMESPACE/NAME is the collection with its version.
+func GalaxyPath(dir string) string { return filepath.Join(dir, "galaxy.yml") }
+
 // Galaxy is what the changelog needs of galaxy.yml.
 type Galaxy struct {
+	// Path is the file it was read from.
+	Path      string `yaml:"-"`
 	Namespace string `yaml:"namespace"`
 	Name      string `yaml:"name"`
 	Version   string `yaml:"version"`
@@ -122,7 +147,7 @@ type Galaxy struct {
 
 // ReadGalaxy reads galaxy.yml.
 func ReadGalaxy(path string) (Galaxy, error) {
-	var g Galaxy
+	g := Galaxy{Path: path}
 	if err := readYAML(path, &g); err != nil {
 		return g, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/changelog"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
@@ -200,6 +201,82 @@ func TestAnsibleDoc(t *testing.T) {
 		for _, want := range []string{"> EPHEMERAL.HEAT." + strings.ToUpper(m), "OPTIONS", "EXAMPLES", "RETURN VALUES"} {
 			if !strings.Contains(string(b), want) {
 				t.Errorf("ansible-doc %s lacks %q", m, want)
+			}
+		}
+	}
+}
+
+// checkoutEnv is the environment of a user running ansible from the
+// checkout's root: its ansible.cfg decides where ephemeral.heat is (the
+// checkout's link to collection/), not the installed copy `make` exports.
+func checkoutEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_COLLECTIONS_PATHS", "ANSIBLE_CONFIG", "PAGER":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "ANSIBLE_NOCOLOR=1", "PAGER=cat")
+}
+
+// TestCheckoutIsTheCollection runs ansible-galaxy and ansible-doc in the
+// checkout as a user does from its root: ephemeral.heat is listed from the
+// checkout's ansible_collections with galaxy.yml's version, and every role
+// of collection/roles has its documentation.
+func TestCheckoutIsTheCollection(t *testing.T) {
+	root := repoRoot(t)
+	coll := filepath.Join(root, "collection")
+	g, err := changelog.ReadGalaxy(changelog.GalaxyPath(coll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir, cmd.Env = root, checkoutEnv()
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, b)
+		}
+		return string(b)
+	}
+
+	out := run("ansible-galaxy", "collection", "list", "ephemeral.heat")
+	// "# <root>/ansible_collections", a header, then "ephemeral.heat <version>".
+	section, version := "", ""
+	for _, l := range strings.Split(out, "\n") {
+		if h, ok := strings.CutPrefix(l, "# "); ok {
+			section = h
+			continue
+		}
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "ephemeral.heat" && section == filepath.Join(root, "ansible_collections") {
+			version = f[1]
+		}
+	}
+	if version != g.Version || strings.Contains(out, "cannot detect version") {
+		t.Errorf("ansible-galaxy collection list in the checkout: ephemeral.heat %q under %s/ansible_collections, want galaxy.yml's %s:\n%s", version, root, g.Version, out)
+	}
+
+	roles, err := os.ReadDir(filepath.Join(coll, "roles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(roles) < 3 {
+		t.Fatalf("only %d roles in %s/roles", len(roles), coll)
+	}
+	for _, r := range roles {
+		out := run("ansible-doc", "-t", "role", "ephemeral.heat."+r.Name())
+		for _, want := range []string{
+			"> EPHEMERAL.HEAT." + strings.ToUpper(r.Name()) + " ",
+			"(" + filepath.Join(root, "ansible_collections", "ephemeral", "heat") + ")",
+			"ENTRY POINT: main - ",
+			"OPTIONS",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("ansible-doc -t role ephemeral.heat.%s in the checkout lacks %q:\n%s", r.Name(), want, out)
 			}
 		}
 	}
