@@ -111,8 +111,9 @@ SANITY_SKIP += runtime-metadata
 # import: imports Python modules and module_utils; the collection has none (binary modules).
 SANITY_SKIP += import
 # validate-modules: ansible-core 2.14 reads modules as Python text and does not check
-#   binary ones; modules/*/main_test.go check each sidecar against the module's spec and
-#   tests/integration TestHelpMatchesDocs the --help of every built binary.
+#   binary ones; modules/*/main_test.go check each sidecar against the module's spec (and its
+#   attributes and markup), tests/ansibledoc ansible-doc 2.14's page of every installed module
+#   and tests/integration TestHelpMatchesDocs the --help of every built binary.
 SANITY_SKIP += validate-modules
 # pep8: on the Python files (the doc fragment); scripts/sanity.sh runs Debian's pycodestyle
 #   with ansible-test's own settings (its ignore list, lines up to 160).

@@ -58,6 +58,13 @@ type Result struct {
 	Backup  string   // restore: the safety dump of the replaced database
 	// CopiedFrom is where a tripleoclient dump was copied into heat_dir from.
 	CopiedFrom string
+	// Before and After are what the dump or restore changed (in check
+	// mode, After is the prediction): heat_db_dump's diff. Both are set
+	// when Changed and no error.
+	Before, After *Snapshot
+
+	// movedAside is where an existing dump at dest was moved.
+	movedAside string
 }
 
 func (o *DumpOptions) defaults() {
@@ -175,15 +182,9 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 		}
 		return Result{}, fmt.Errorf("the database %s does not exist and %s holds no dump: launch Heat (ephemeral_heat_launch) before dumping", t, dir)
 	}
+	before := Snapshot{Database: t.String(), Data: DataPresent, Dumps: dumpSums(dir, o.Dest)}
 	if o.CheckMode {
-		r := Result{Changed: true, Path: o.Dest, Msg: "would dump " + t.String()}
-		if r.Path == "" {
-			r.Path = newDumpPath(dir, o.Now(), o.Compress)
-		}
-		if o.Wipe {
-			r.Msg += " and wipe it"
-		}
-		return r, nil
+		return predict(ctx, o, t, dir, before), nil
 	}
 	if o.Dest == "" {
 		// The heat_dir, which the caller guarded.
@@ -224,7 +225,41 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 		r.Changed = true
 		r.Msg += "; wiped " + strings.Join(removed, ", ")
 	}
+	if r.Changed {
+		after := Snapshot{Database: t.String(), Data: DataPresent, Dumps: dumpSums(dir, o.Dest, r.movedAside)}
+		if r.Wiped {
+			after.Data = DataAbsent
+		}
+		r.Before, r.After = &before, &after
+	}
 	return r, nil
+}
+
+// predict is Dump in check mode: what a dump would find (the database
+// unchanged since the newest dump, which it keeps) and write, and the
+// snapshot after it; nothing is written.
+func predict(ctx context.Context, o DumpOptions, t heatdb.DB, dir string, before Snapshot) Result {
+	if same, m := unchangedSince(ctx, t, o.Dest, dir); same != "" {
+		r := Result{Path: same, SHA256: m.SHA256, Size: m.Size, Tables: m.Tables, Rows: m.Rows, Stacks: m.Stacks,
+			Msg: "the database is unchanged since " + same}
+		if o.Wipe {
+			after := before
+			after.Data = DataAbsent
+			r.Changed, r.Before, r.After = true, &before, &after
+			r.Msg += "; would wipe " + t.String()
+		}
+		return r
+	}
+	r := Result{Changed: true, Path: o.Dest, Msg: "would dump " + t.String()}
+	if r.Path == "" {
+		r.Path = newDumpPath(dir, o.Now(), o.Compress)
+	}
+	if o.Wipe {
+		r.Msg += " and wipe it"
+	}
+	after := predictDump(o, before, dir, r.Path)
+	r.Before, r.After = &before, &after
+	return r
 }
 
 // writeDump writes, verifies and publishes one dump of t into dir (see the
@@ -296,7 +331,7 @@ func writeDump(ctx context.Context, o DumpOptions, t heatdb.DB, dir string) (Res
 		path = newDumpPath(dir, o.Now(), o.Compress)
 	} else if err := checkDest(path); err != nil {
 		return Result{}, err
-	} else if err := moveAside(path, o.Warn); err != nil {
+	} else if r.movedAside, err = moveAside(path, o.Warn); err != nil {
 		return Result{}, err
 	}
 	r.Path = path
@@ -489,13 +524,10 @@ func ourChecksum(path string) bool {
 	return err == nil
 }
 
-// moveAside moves an existing file at p (an explicit dest) and its
-// sidecars out of the way, so nothing is ever silently overwritten; sidecars
-// without the file (left by an interrupted dump) are moved too. checkDest
-// has made sure they are ours.
-func moveAside(p string, warn func(string, ...any)) error {
+// asideName is where moveAside moves p: p.<its modification time> (with
+// -NN when taken); found is false when neither p nor its sidecars exist.
+func asideName(p string) (aside string, found bool) {
 	var stamp time.Time
-	found := false
 	for _, suf := range []string{"", SumSuffix, ManifestSuff} {
 		if st, err := os.Lstat(p + suf); err == nil {
 			if !found || suf == "" {
@@ -505,19 +537,44 @@ func moveAside(p string, warn func(string, ...any)) error {
 		}
 	}
 	if !found {
-		return nil
+		return "", false
 	}
-	aside := p + "." + stamp.UTC().Format(legacyStampLayout)
+	aside = p + "." + stamp.UTC().Format(legacyStampLayout)
 	for i := 1; anyExists(aside, aside+SumSuffix, aside+ManifestSuff); i++ {
 		aside = fmt.Sprintf("%s.%s-%02d", p, stamp.UTC().Format(legacyStampLayout), i)
 	}
+	return aside, true
+}
+
+// moveAside moves an existing file at p (an explicit dest) and its
+// sidecars out of the way, so nothing is ever silently overwritten; sidecars
+// without the file (left by an interrupted dump) are moved too. checkDest
+// has made sure they are ours. It returns where they went ("" when there
+// was nothing).
+func moveAside(p string, warn func(string, ...any)) (string, error) {
+	aside, found := asideName(p)
+	if !found {
+		return "", nil
+	}
 	for _, suf := range []string{"", SumSuffix, ManifestSuff} {
 		if err := os.Rename(p+suf, aside+suf); err != nil && !os.IsNotExist(err) {
-			return fmt.Errorf("moving the existing %s aside: %w", p+suf, err)
+			return "", fmt.Errorf("moving the existing %s aside: %w", p+suf, err)
 		}
 	}
 	warn("%s existed; moved it to %s", p, aside)
-	return nil
+	return aside, nil
+}
+
+// beyondKeep are the dumps of all (newest first) that rotation removes:
+// those beyond the newest keep+1.
+func beyondKeep(all []string, keep int) []string {
+	if keep < 0 {
+		keep = 0
+	}
+	if len(all) <= keep+1 {
+		return nil
+	}
+	return all[keep+1:]
 }
 
 // rotate removes dumps (and sidecars) beyond the newest keep+1.
@@ -527,10 +584,7 @@ func rotate(dir string, keep int) ([]string, error) {
 		return nil, err
 	}
 	var removed []string
-	for i, p := range all {
-		if i <= keep {
-			continue
-		}
+	for _, p := range beyondKeep(all, keep) {
 		for _, suf := range []string{"", SumSuffix, ManifestSuff} {
 			if err := os.Remove(p + suf); err != nil && !os.IsNotExist(err) {
 				return removed, fmt.Errorf("rotating old dump %s: %w", p+suf, err)

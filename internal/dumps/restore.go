@@ -180,16 +180,24 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 	if err != nil {
 		return r, err
 	}
+	var cur, want string
+	if m != nil {
+		want = m.SQLSHA256
+	}
 	if exists {
-		cur, err := ContentHash(ctx, t)
-		if err == nil && m != nil && cur == m.SQLSHA256 {
+		if cur, err = ContentHash(ctx, t); err != nil {
+			cur = ""
+		}
+		if cur != "" && cur == want {
 			r.Msg = fmt.Sprintf("%s already holds the content of %s", t, path)
 			return r, nil
 		}
 	}
+	before := restoreBefore(ctx, t, exists, cur)
 	if o.CheckMode {
 		r.Changed = true
 		r.Msg = fmt.Sprintf("would restore %s into %s", path, t)
+		r.Before, r.After = predictRestore(t, r, before, want)
 		return r, nil
 	}
 	if exists {
@@ -233,6 +241,8 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 		}
 	}
 	r.Msg = fmt.Sprintf("restored %s into %s (%d tables, %d rows, %d stacks)", path, t, st.Tables, st.Rows, len(stacks))
+	after := restoreAfter(t, r, want)
+	r.Before, r.After = &before, &after
 	return r, nil
 }
 

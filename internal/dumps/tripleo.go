@@ -400,7 +400,9 @@ func restoreTripleO(ctx context.Context, o RestoreOptions, t heatdb.DB, path str
 		r.Msg = fmt.Sprintf("%s already holds the content of %s", t, d.Path)
 		return r, nil
 	}
+	before := restoreBefore(ctx, t, exists, "")
 	if o.CheckMode {
+		r.Before, r.After = predictRestore(t, r, before, "")
 		r.Changed = true
 		r.Msg = fmt.Sprintf("would restore %s into %s", path, t)
 		if filepath.Dir(path) != filepath.Clean(o.HeatDir) {
@@ -448,6 +450,8 @@ func restoreTripleO(ctx context.Context, o RestoreOptions, t heatdb.DB, path str
 	if copied {
 		r.Msg += "; copied from " + path
 	}
+	after := restoreAfter(t, r, "")
+	r.Before, r.After = &before, &after
 	return r, nil
 }
 

@@ -135,6 +135,10 @@ type Outcome struct {
 	Reset []string
 	// PodmanName is the pod or container (heat_type container and pod).
 	PodmanName string
+	// Before and After are the heat_dir's Heat before and after a run
+	// that changed it (in check mode, After is the prediction): the
+	// module's diff.
+	Before, After View
 }
 
 func (o *Options) defaults() {
@@ -338,6 +342,7 @@ func (l *launcher) start(ctx context.Context) (Outcome, error) {
 		return Outcome{}, err
 	}
 	prev := b
+	var before View
 	if rec != nil {
 		if rec.HeatType != o.HeatType {
 			if prev = backendOf(rec.HeatType); prev == nil {
@@ -363,13 +368,16 @@ func (l *launcher) start(ctx context.Context) (Outcome, error) {
 		default:
 			o.Warn("stale launch record in %s: %s; starting Heat afresh", o.HeatDir, why)
 		}
+		before = l.currentView(ctx, rec, alive)
+	} else {
+		before = l.idleView(ctx)
 	}
 	if o.CheckMode {
 		msg := "Heat would be started in " + o.HeatDir
 		if rec != nil {
 			msg = "Heat would be (re)started in " + o.HeatDir
 		}
-		return Outcome{Changed: true, HeatDir: o.HeatDir, HeatType: o.HeatType, Msg: msg}, nil
+		return Outcome{Changed: true, HeatDir: o.HeatDir, HeatType: o.HeatType, Msg: msg, Before: before, After: l.requestedView()}, nil
 	}
 	// Only what the previous launch's record names (after its identity
 	// checks out), what carries its launch id, and (podman) the objects
@@ -398,7 +406,9 @@ func (l *launcher) start(ctx context.Context) (Outcome, error) {
 	if err := l.d.RemoveRecord(); err != nil {
 		return Outcome{}, err
 	}
-	return l.launch(ctx, b, spec, fp)
+	out, err := l.launch(ctx, b, spec, fp)
+	out.Before = before
+	return out, err
 }
 
 // launch starts Heat afresh: the record first (it names the launch id that
@@ -435,6 +445,7 @@ func (l *launcher) launch(ctx context.Context, b backend.Backend, spec *backend.
 	}
 	out := l.outcome(rec)
 	out.Changed = true
+	out.After = runningView(rec)
 	out.Msg = fmt.Sprintf("Heat started in %s (%s) at %s", o.HeatDir, rec.Describe(), rec.Endpoint)
 	// Heat runs from here on: what fails now is reported with it running.
 	if err := l.ensureWatchdog(rec); err != nil {
@@ -572,8 +583,10 @@ func (l *launcher) stop(ctx context.Context) (Outcome, error) {
 			l.d.File(heatdir.RecordFile), heatType)
 	}
 	spec := l.spec(heatType)
+	alive := false
 	if rec != nil {
-		if alive, why := b.Alive(ctx, spec, rec); !alive {
+		var why string
+		if alive, why = b.Alive(ctx, spec, rec); !alive {
 			o.Warn("stale launch record in %s: %s", o.HeatDir, why)
 		}
 	}
@@ -590,7 +603,9 @@ func (l *launcher) stop(ctx context.Context) (Outcome, error) {
 		return out, nil
 	}
 	out.Changed = true
+	out.Before = l.currentView(ctx, rec, alive)
 	if o.CheckMode {
+		out.After = l.stoppedView(out.Before)
 		out.Msg = "Heat would be stopped in " + o.HeatDir
 		if len(dbItems) > 0 && !o.NoDump {
 			out.Msg += "; its database dumped into it, then removed"
@@ -636,6 +651,7 @@ func (l *launcher) stop(ctx context.Context) (Outcome, error) {
 		}
 	}
 	out.PID = 0
+	out.After = l.idleView(ctx)
 	return out, nil
 }
 

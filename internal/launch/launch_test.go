@@ -122,6 +122,10 @@ func TestNativeLifecycle(t *testing.T) {
 	if !out.Changed || out.PID == 0 || out.Endpoint != fmt.Sprintf("http://127.0.0.1:%d/v1/admin", o.APIPort) {
 		t.Fatalf("first launch: %+v", out)
 	}
+	running := View{State: Started, HeatType: Native, Endpoint: out.Endpoint, Database: SQLite}
+	if out.Before != (View{State: Absent}) || out.After != running {
+		t.Errorf("first launch's diff: %+v -> %+v", out.Before, out.After)
+	}
 	if code := httpStatus(out.Endpoint + "/stacks"); code != 200 {
 		t.Fatalf("API answered %d", code)
 	}
@@ -178,8 +182,8 @@ func TestNativeLifecycle(t *testing.T) {
 	if o2 := run(t, co, Stopped); !o2.Changed || httpStatus(out.Endpoint+"/stacks") != 200 {
 		t.Fatalf("check-mode stop changed something")
 	}
-	if st := run(t, o, Stopped); !st.Changed {
-		t.Errorf("stop did not report a change")
+	if st := run(t, o, Stopped); !st.Changed || st.Before != running || st.After != (View{State: Stopped, Database: SQLite}) {
+		t.Errorf("stop did not report a change, or its diff is wrong: %+v", st)
 	}
 	assertNoHeat(t, o)
 	if st := run(t, o, Stopped); st.Changed {
@@ -195,6 +199,9 @@ func TestNativeLifecycle(t *testing.T) {
 	ab := run(t, o, Absent)
 	if !ab.Changed || len(ab.Removed) == 0 || ab.Dumped == "" {
 		t.Fatalf("absent: %+v", ab)
+	}
+	if ab.Before != running || ab.After != (View{State: Absent}) {
+		t.Errorf("absent's diff: %+v -> %+v", ab.Before, ab.After)
 	}
 	if m, err := dumps.ReadManifest(ab.Dumped); err != nil || m == nil || len(m.Stacks) != 1 || m.Stacks[0].Name != "kept" {
 		t.Fatalf("the dump absent wrote: %+v %v", m, err)

@@ -17,8 +17,9 @@ type sidecarDoc struct {
 	} `yaml:"DOCUMENTATION"`
 	Examples string         `yaml:"EXAMPLES"`
 	Return   map[string]any `yaml:"RETURN"`
-	// raw is the whole document, for the key checks.
-	raw map[string]any
+	// raw is the whole document, for the key checks; own is the file as
+	// written, without the doc fragments' additions.
+	raw, own map[string]any
 }
 
 type sidecarOption struct {
@@ -50,6 +51,10 @@ func loadSidecar(path string) (*sidecarDoc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the module documentation: %w", err)
 	}
+	var own map[string]any
+	if err := yaml.Unmarshal(b, &own); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if b, err = withFragments(path, b); err != nil {
 		return nil, err
 	}
@@ -60,6 +65,7 @@ func loadSidecar(path string) (*sidecarDoc, error) {
 	if err := yaml.Unmarshal(b, &doc.raw); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	doc.own = own
 	return &doc, nil
 }
 
@@ -125,7 +131,10 @@ func sortedKeysOf[V any](m map[string]V) []string {
 // with its spec, so the docs stay true to the code: the same options, types,
 // list elements, required flags, defaults and choices; and that every option
 // and return value has the keys the module documentation schema requires and
-// no others.
+// no others; that the module documents its attributes (ModuleAttributes,
+// with their support level), and that its own text (DOCUMENTATION and
+// RETURN) uses only markup ansible-core 2.14 renders. The doc fragments'
+// text is CheckFragment's.
 func CheckSidecar(spec *Spec, path string) error {
 	doc, err := loadSidecar(path)
 	if err != nil {
@@ -140,7 +149,10 @@ func CheckSidecar(spec *Spec, path string) error {
 	}
 	if d, ok := doc.raw["DOCUMENTATION"].(map[string]any); ok {
 		problems = append(problems, badKeys("options", d["options"], optionKeys, true)...)
+		problems = append(problems, badAttributes("attributes", d["attributes"], true)...)
 	}
+	problems = append(problems, rawMarkup("DOCUMENTATION", doc.own["DOCUMENTATION"])...)
+	problems = append(problems, rawMarkup("RETURN", doc.own["RETURN"])...)
 	problems = append(problems, badKeys("RETURN", doc.raw["RETURN"], returnKeys, true)...)
 	seen := map[string]bool{}
 	for _, p := range spec.Params {

@@ -29,6 +29,10 @@ var helpSpec = &Spec{
 const helpSidecar = `---
 DOCUMENTATION:
   module: help_module
+  attributes:
+    check_mode: {description: c, support: full}
+    diff_mode: {description: d, support: none}
+    platform: {description: p, support: full, platforms: posix}
   options:
     name: {description: d, type: str, required: true}
     state: {description: d, type: str, default: present, choices: [present, absent]}

@@ -96,11 +96,8 @@ func run(ctx *module.Context) (module.Result, error) {
 	if out.Removed != nil {
 		res["removed"] = out.Removed
 	}
-	if out.Changed {
-		res["diff"] = map[string]any{
-			"before": map[string]any{"state": "unknown"},
-			"after":  map[string]any{"state": p.Str("state"), "endpoint": out.Endpoint},
-		}
+	if out.Changed && out.Before.State != "" && out.After.State != "" {
+		res["diff"] = map[string]any{"before": out.Before.Map(), "after": out.After.Map()}
 	}
 	return res, err
 }

@@ -96,8 +96,8 @@ func run(ctx *module.Context) (module.Result, error) {
 	if r.CopiedFrom != "" {
 		res["copied_from"] = r.CopiedFrom
 	}
-	if r.Changed {
-		res["diff"] = map[string]any{"before": map[string]any{}, "after": map[string]any{"path": r.Path, "wiped": r.Wiped}}
+	if r.Changed && r.Before != nil && r.After != nil {
+		res["diff"] = map[string]any{"before": r.Before.Map(), "after": r.After.Map()}
 	}
 	return res, err
 }
