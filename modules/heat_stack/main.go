@@ -7,9 +7,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
+	"os"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatloc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stackname"
@@ -19,7 +19,7 @@ import (
 var spec = &module.Spec{
 	Name:  "heat_stack",
 	Short: "create, update or delete a Heat stack and wait for it",
-	Params: []module.Param{
+	Params: append([]module.Param{
 		{Name: "name", Required: true, Check: stackname.Checker(stackname.Heat), Help: "stack name"},
 		{Name: "state", Default: stack.Present, Choices: []string{stack.Present, stack.Absent}, Help: "present or absent"},
 		{Name: "template", Type: module.Path, Help: "top template (required to create, or to update without existing)"},
@@ -36,15 +36,8 @@ var spec = &module.Spec{
 		{Name: "existing", Type: module.Bool, Default: false, Help: "update with PATCH: keep what is not given"},
 		{Name: "digest_only", Type: module.Bool, Default: false, Help: "only process the template and environments and return inputs_digest; Heat is not contacted"},
 		{Name: "progress_file", Type: module.Path, Help: "write live progress (resources complete, events) to this file, anew at each run"},
-		{Name: "heat_dir", Type: module.Path, Help: "use the ephemeral Heat launched in this directory"},
-		{Name: "endpoint", Help: "no-auth Heat endpoint, e.g. http://127.0.0.1:8006/v1/admin"},
-		{Name: "cloud", Help: "clouds.yaml cloud of an existing Heat (Keystone password auth)"},
-	},
+	}, heatloc.Params("")...),
 }
-
-// whereHeat are the options that say where Heat is: exactly one, except
-// with digest_only.
-var whereHeat = []string{"heat_dir", "endpoint", "cloud"}
 
 func run(ctx *module.Context) (module.Result, error) {
 	p := ctx.Params
@@ -90,18 +83,10 @@ func run(ctx *module.Context) (module.Result, error) {
 // runStack runs heat_stack with opts.
 func runStack(ctx *module.Context, opts stack.Options) (module.Result, error) {
 	p := ctx.Params
-	var given []string
-	for _, n := range whereHeat {
-		if p.Given(n) {
-			given = append(given, n)
-		}
-	}
-	if len(given) > 1 || (len(given) == 0 && !p.Bool("digest_only")) {
-		what := "none was given"
-		if len(given) > 1 {
-			what = "got " + strings.Join(given, " and ")
-		}
-		return module.Result{"changed": false}, fmt.Errorf("exactly one of %s is required (none with digest_only); %s", strings.Join(whereHeat, ", "), what)
+	// Where Heat is: exactly one location, none needed with digest_only.
+	loc, _, err := heatloc.FromParams(p, os.Getenv, p.Bool("digest_only"))
+	if err != nil {
+		return module.Result{"changed": false}, err
 	}
 	// Everything local is checked before Heat is contacted.
 	req, err := stack.Prepare(opts)
@@ -127,7 +112,7 @@ func runStack(ctx *module.Context, opts stack.Options) (module.Result, error) {
 			"msg": fmt.Sprintf("processed %d files; Heat was not contacted", len(req.LocalFiles()))}, nil
 	}
 	bg := context.Background()
-	client, err := connect(bg, ctx)
+	client, err := loc.Connect(bg, ctx.AddSecret)
 	if err != nil {
 		return module.Result{"changed": false}, err
 	}
@@ -167,12 +152,6 @@ func runStack(ctx *module.Context, opts stack.Options) (module.Result, error) {
 		res["inputs_digest"] = in.Digest()
 	}
 	return res, err
-}
-
-// connect builds the client for heat_dir, endpoint or cloud (exactly one is given).
-func connect(bg context.Context, ctx *module.Context) (*heatapi.Client, error) {
-	p := ctx.Params
-	return heatapi.Connect(bg, p.Str("heat_dir"), p.Str("endpoint"), p.Str("cloud"), ctx.AddSecret)
 }
 
 func main() { module.Main(spec, run) }
