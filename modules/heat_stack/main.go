@@ -26,6 +26,8 @@ var spec = &module.Spec{
 		{Name: "environment_files", Type: module.List, Elements: module.Path, Help: "environment files, later ones override earlier ones"},
 		{Name: "parameters", Type: module.Dict, Help: "parameters (highest precedence), as JSON or key=value"},
 		{Name: "timeout", Type: module.Int, Default: 240, Range: module.Between(1, stack.MaxTimeoutMinutes), Help: "minutes: Heat's timeout_mins and how long to wait"},
+		{Name: "timeout_s", Type: module.Int, Range: module.Between(1, stack.MaxTimeoutMinutes*60),
+			Help: "seconds, as openstack.cloud.stack's timeout, instead of timeout: rounded up to whole minutes"},
 		{Name: "max_template_size", Type: module.Int, Default: templates.DefaultMaxTemplateSize, Range: module.Between(1, templates.MaxInputSize),
 			Help: "bytes: the largest template (top or provider) read, as Heat's max_template_size"},
 		{Name: "max_json_body_size", Type: module.Int, Default: templates.DefaultMaxJSONBodySize, Range: module.Between(1, templates.MaxInputSize),
@@ -41,20 +43,27 @@ var spec = &module.Spec{
 
 func run(ctx *module.Context) (module.Result, error) {
 	p := ctx.Params
+	minutes := p.Int("timeout")
+	if p.Given("timeout_s") {
+		if p.Given("timeout") {
+			return module.Result{"changed": false}, fmt.Errorf("give timeout (minutes) or timeout_s (seconds), not both")
+		}
+		minutes = (p.Int("timeout_s") + 59) / 60
+	}
 	opts := stack.Options{
 		Name:             p.Str("name"),
 		State:            p.Str("state"),
 		Template:         p.Str("template"),
 		EnvironmentFiles: p.Strings("environment_files"),
 		Parameters:       p.Dict("parameters"),
-		Timeout:          p.Int("timeout"),
+		Timeout:          minutes,
 		Rollback:         p.Bool("rollback"),
 		Tags:             p.Strings("tags"),
 		Wait:             p.Bool("wait"),
 		Existing:         p.Bool("existing"),
 		Limits:           templates.Limits{Template: int64(p.Int("max_template_size")), Body: int64(p.Int("max_json_body_size"))},
 		MaxBodyBytes:     p.Int("max_json_body_size"),
-		Given:            p.Given,
+		Given:            func(n string) bool { return p.Given(n) || (n == "timeout" && p.Given("timeout_s")) },
 		CheckMode:        ctx.CheckMode,
 		Diff:             ctx.Diff,
 		Warn:             ctx.Warn,
@@ -127,6 +136,8 @@ func runStack(ctx *module.Context, opts stack.Options) (module.Result, error) {
 	}
 	if out.Stack != nil {
 		res["stack"] = out.Stack
+		// openstack.cloud.stack's top-level id.
+		res["id"] = out.Stack.ID
 	}
 	if out.Outputs != nil {
 		res["outputs"] = out.Outputs

@@ -363,3 +363,74 @@ func TestOSCloudApplicationCredential(t *testing.T) {
 		t.Errorf("unknown OS_CLOUD: %v", res)
 	}
 }
+
+// The openstack.cloud-shaped result, read as a playbook written for
+// openstack.cloud.stack reads it: id, stack.id, stack.stack_status,
+// stack.outputs | items2dict(key_name='output_key',
+// value_name='output_value'), stack.parameters; and timeout_s in seconds.
+func TestOpenStackCloudShape(t *testing.T) {
+	h := heattest.Start(t, nil)
+	tpl := filepath.Join(t.TempDir(), "t.yaml")
+	os.WriteFile(tpl, []byte(`heat_template_version: wallaby
+description: Two outputs.
+parameters:
+  greeting: {type: string, default: hello}
+resources:
+  v: {type: OS::Heat::Value, properties: {value: {get_param: greeting}}}
+outputs:
+  said: {description: What v says., value: {get_attr: [v, value]}}
+  nodes: {value: [a, b]}
+`), 0o644)
+	args := map[string]any{"name": "shaped", "template": tpl, "heat_dir": h.Dir, "timeout_s": 3601, "parameters": map[string]any{"greeting": "hi"}}
+	res := runModule(t, args)
+	if res["failed"] == true || res["changed"] != true {
+		t.Fatalf("create: %v", res)
+	}
+	// Through JSON, as Ansible reads it.
+	var r struct {
+		ID    string `json:"id"`
+		Stack struct {
+			ID          string            `json:"id"`
+			StackStatus string            `json:"stack_status"`
+			Description string            `json:"description"`
+			Parameters  map[string]string `json:"parameters"`
+			TimeoutMins int               `json:"timeout_mins"`
+			Outputs     []map[string]any  `json:"outputs"`
+		} `json:"stack"`
+		Outputs map[string]any `json:"outputs"`
+	}
+	b, _ := json.Marshal(res)
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	items2dict := map[string]any{}
+	descriptions := map[string]any{}
+	for _, o := range r.Stack.Outputs {
+		items2dict[o["output_key"].(string)] = o["output_value"]
+		descriptions[o["output_key"].(string)] = o["description"]
+	}
+	if r.ID == "" || r.ID != r.Stack.ID || r.Stack.StackStatus != "CREATE_COMPLETE" || r.Stack.Description != "Two outputs." {
+		t.Errorf("id %q, stack %+v", r.ID, r.Stack)
+	}
+	if fmt.Sprint(items2dict) != fmt.Sprint(r.Outputs) || items2dict["said"] != "hi" || fmt.Sprint(items2dict["nodes"]) != "[a b]" ||
+		descriptions["said"] != "What v says." {
+		t.Errorf("stack.outputs %v, outputs %v", r.Stack.Outputs, r.Outputs)
+	}
+	if r.Stack.Parameters["greeting"] != "hi" || r.Stack.Parameters["OS::stack_name"] != "shaped" {
+		t.Errorf("stack.parameters %v", r.Stack.Parameters)
+	}
+	// 3601 s is 61 min of Heat's timeout_mins.
+	if r.Stack.TimeoutMins != 61 {
+		t.Errorf("timeout_mins %d, want 61", r.Stack.TimeoutMins)
+	}
+	// The same inputs with timeout in minutes: unchanged.
+	delete(args, "timeout_s")
+	args["timeout"] = 61
+	if res := runModule(t, args); res["failed"] == true || res["changed"] != false {
+		t.Errorf("timeout=61 after timeout_s=3601: %v", res)
+	}
+	args["timeout_s"] = 60
+	if res := runModule(t, args); res["failed"] != true || !strings.Contains(fmt.Sprint(res["msg"]), "timeout (minutes) or timeout_s (seconds), not both") {
+		t.Errorf("both timeouts: %v", res)
+	}
+}
