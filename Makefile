@@ -108,19 +108,25 @@ SANITY_SKIP := yamllint
 # runtime-metadata: scripts/sanity.sh runs ansible-test's own runtime-metadata.py with
 #   Debian's python3-voluptuous on meta/runtime.yml.
 SANITY_SKIP += runtime-metadata
-# import: imports Python modules and module_utils; the collection has none (binary modules).
+# import: imports Python modules, module_utils and plugins; the modules are binaries, and
+#   internal/heatloc's test imports plugins/plugin_utils/heat_location.py (the action plugins'
+#   code) with Debian's ansible-core and runs it; tests/integration runs the action plugins.
 SANITY_SKIP += import
 # validate-modules: ansible-core 2.14 reads modules as Python text and does not check
 #   binary ones; modules/*/main_test.go check each sidecar against the module's spec (and its
 #   attributes and markup), tests/ansibledoc ansible-doc 2.14's page of every installed module
 #   and tests/integration TestHelpMatchesDocs the --help of every built binary.
 SANITY_SKIP += validate-modules
-# pep8: on the Python files (the doc fragment); scripts/sanity.sh runs Debian's pycodestyle
+# pep8: on the Python files (the doc fragment, the action plugins); scripts/sanity.sh runs Debian's pycodestyle
 #   with ansible-test's own settings (its ignore list, lines up to 160).
 SANITY_SKIP += pep8
-# pylint: on the Python files, which are the doc fragment's documentation strings alone;
-#   ansible-test's compile test (run) and the pep8 cover above check them.
+# pylint: on the Python files (the doc fragment, the action plugins); ansible-test's compile
+#   test (run), the pep8 cover above and the import cover check them.
 SANITY_SKIP += pylint
+# action-plugin-docs: wants each action plugin to share its name with a module, but counts
+#   .py modules only; scripts/sanity.sh checks that each plugins/action/NAME.py has the sidecar
+#   documentation plugins/modules/NAME.yml of the binary module NAME.
+SANITY_SKIP += action-plugin-docs
 # changelog: antsibull-changelog lint; `make lint` runs tools/changelog -check, which
 #   validates changelog.yaml and the fragments and that CHANGELOG.rst is up to date.
 SANITY_SKIP += changelog

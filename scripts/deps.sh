@@ -23,6 +23,9 @@ packages=(
   # make sanity: ansible-test's yamllint and runtime-metadata checks run with
   # Debian's yamllint and voluptuous (offline); its sanity venvs need venv.
   yamllint python3-voluptuous python3-venv python3-pycodestyle
+  # the TLS tests of where Heat is: a test CA and certificate (openssl) and a
+  # TLS proxy in front of a test Heat on 127.0.0.1 (socat)
+  openssl socat
   # C headers of the podman bindings' cgo dependencies: a plain `go vet ./...`
   # or `go build ./...` (cgo on, no build tags) compiles too. The Makefile's
   # tags build without them (CGO_ENABLED=0, static binaries).

@@ -9,7 +9,9 @@
 #   runtime-metadata  ansible-test's own runtime-metadata.py, with Debian's python3-voluptuous,
 #                     on meta/runtime.yml;
 #   pep8              Debian's pycodestyle with ansible-test's ignore list and line length;
-#   ansible-doc       (ansible-test's only looks at .py plugins) ansible-doc of every module.
+#   ansible-doc       (ansible-test's only looks at .py plugins) ansible-doc of every module;
+#   action-plugin-docs (ansible-test's counts .py modules only) each plugins/action/NAME.py
+#                     has a module NAME, documented by plugins/modules/NAME.yml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stage=${1:-build/stage}
@@ -77,6 +79,13 @@ fi
 echo "sanity: runtime-metadata (meta/runtime.yml)"
 out=$("$py" "$sanity/code-smell/runtime-metadata.py" meta/runtime.yml 2>&1) || fail=1
 [ -z "$out" ] || { echo "$out"; fail=1; }
+
+echo "sanity: action-plugin-docs (an action plugin per documented module)"
+for plugin in plugins/action/*.py; do
+  [ -e "$plugin" ] || continue
+  m=$(basename "$plugin" .py)
+  [ -f "plugins/modules/$m.yml" ] || { echo "$plugin: action plugin has no module $m documented by plugins/modules/$m.yml"; fail=1; }
+done
 
 echo "sanity: ansible-doc of every module"
 for doc in plugins/modules/*.yml; do

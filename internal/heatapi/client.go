@@ -4,8 +4,11 @@
 // (nested_depth, with_detail, filters), events (nested_depth, marker, limit,
 // sort_dir), outputs and software configs and deployments.
 //
-// It talks to an ephemeral no-auth Heat (NewNoAuth, NewFromHeatDir) or to a
-// Heat service behind Keystone (NewFromCloud). Mutations are always addressed
+// It talks to an ephemeral no-auth Heat (NewNoAuth, NewFromHeatDir), to a
+// no-auth Heat behind TLS (NewNoAuthTLS), or to the Heat of a clouds.yaml
+// cloud (NewFromCloud: gophercloud's openstack/config/clouds reads it;
+// Keystone password, application credential or token authentication, or
+// none; its TLS settings). Mutations are always addressed
 // as /stacks/{name}/{id}: FindStack resolves a bare name through Heat's 302
 // redirect without following it (Go's HTTP client would turn a redirected
 // PUT, PATCH or DELETE into a bodyless GET).
@@ -44,28 +47,36 @@ type Client struct {
 	// HeatDir is the heat_dir of an ephemeral Heat (NewFromHeatDir), for
 	// what error messages say to do ("" for another Heat).
 	HeatDir string
-}
-
-// httpClient does not follow redirects: FindStack reads the Location of
-// Heat's 302 itself, and no mutation is ever sent to a redirecting URL.
-func httpClient() http.Client {
-	return http.Client{
-		Timeout:       RequestTimeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	// tlsHint names the CAs an https endpoint's certificate is checked
+	// against, for messages ("" when it is not checked).
+	tlsHint string
 }
 
 // NewNoAuth returns a client of a no-auth Heat at endpoint, such as
 // http://127.0.0.1:8006/v1/admin.
 func NewNoAuth(endpoint string) (*Client, error) {
+	return newNoAuth(endpoint, &tlsConf{hint: systemCAs})
+}
+
+// NewNoAuthTLS is NewNoAuth for an https endpoint with the module's TLS
+// settings (ca_cert, validate_certs).
+func NewNoAuthTLS(endpoint string, o TLSOptions) (*Client, error) {
+	tc, err := endpointTLS(o)
+	if err != nil {
+		return nil, err
+	}
+	return newNoAuth(endpoint, tc)
+}
+
+func newNoAuth(endpoint string, tc *tlsConf) (*Client, error) {
 	ep, err := normalizeEndpoint(endpoint)
 	if err != nil {
 		return nil, err
 	}
-	pc := &gophercloud.ProviderClient{HTTPClient: httpClient()}
+	pc := &gophercloud.ProviderClient{HTTPClient: httpClient(tc.config)}
 	pc.UseTokenLock()
 	pc.UserAgent.Prepend("ephemeral-heat")
-	return &Client{SC: &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: ep, Type: "orchestration"}}, nil
+	return &Client{SC: &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: ep, Type: "orchestration"}, tlsHint: tc.hint}, nil
 }
 
 func normalizeEndpoint(endpoint string) (string, error) {
@@ -175,7 +186,7 @@ func (c *Client) explain(err error) error {
 	case isConnRefused(err):
 		return fmt.Errorf("%w: nothing answers at %s; is Heat running there?", err, c.Endpoint())
 	}
-	return err
+	return explainTLS(err, c.tlsHint)
 }
 
 // lowDiskBytes is the free space under which a server error of an

@@ -160,6 +160,27 @@ func TestNoLogMasking(t *testing.T) {
 	}
 }
 
+// The secret keys of a dict parameter are masked, given as a dict or as a
+// string, even when validation fails; its other keys are shown.
+func TestSecretKeysMasking(t *testing.T) {
+	spec := &Spec{Name: "m", Params: []Param{{Name: "auth", Type: Dict, SecretKeys: []string{"password", "token"}}, {Name: "n", Type: Int, Range: Between(0, 9)}}}
+	h := func(c *Context) (Result, error) { return Result{"echo": c.Params.Dict("auth")}, nil }
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"dict", map[string]any{"auth": map[string]any{"username": "admin-user", "password": "s3cr3t-Value", "token": "tok-123456"}}},
+		{"string", map[string]any{"auth": "username=admin-user password=s3cr3t-Value token=tok-123456"}},
+		{"invalid", map[string]any{"auth": map[string]any{"username": "admin-user", "password": "s3cr3t-Value", "token": "tok-123456"}, "n": 99}},
+	} {
+		res := execute(spec, h, &Context{}, tc.args)
+		b, _ := json.Marshal(res)
+		if strings.Contains(string(b), "s3cr3t-Value") || strings.Contains(string(b), "tok-123456") || !strings.Contains(string(b), "admin-user") {
+			t.Errorf("%s: %s", tc.name, b)
+		}
+	}
+}
+
 func TestPanicRecovery(t *testing.T) {
 	res, code, _ := runArgs(t, map[string]any{"name": "panic"})
 	if res["failed"] != true || code == 0 {

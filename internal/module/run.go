@@ -119,6 +119,9 @@ func execute(spec *Spec, h Handler, ctx *Context, user map[string]any) (res Resu
 		if p.NoLog {
 			collectSecrets(user[p.Name], ctx)
 		}
+		if len(p.SecretKeys) > 0 {
+			collectKeySecrets(user[p.Name], p.SecretKeys, ctx)
+		}
 	}
 	params, err := spec.Validate(user)
 	if err != nil {
@@ -187,6 +190,27 @@ func collectSecrets(v any, ctx *Context) {
 	default:
 		// Numbers are masked only as whole values.
 		ctx.AddSecret(fmt.Sprint(x))
+	}
+}
+
+// collectKeySecrets registers the values of keys of a dict parameter (given
+// as a dict, or as a string Dict accepts).
+func collectKeySecrets(v any, keys []string, ctx *Context) {
+	if s, ok := v.(string); ok {
+		c, err := convert(Dict, "", s)
+		if err != nil {
+			return
+		}
+		v = c
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	for _, k := range keys {
+		if x, ok := m[k]; ok {
+			collectSecrets(x, ctx)
+		}
 	}
 }
 

@@ -40,6 +40,10 @@ type Param struct {
 	Default  any
 	Choices  []string
 	NoLog    bool
+	// SecretKeys are, for a dict parameter, the keys whose values are
+	// secrets: masked in results as a no_log value is (the other keys
+	// of the dict are shown).
+	SecretKeys []string
 	// Elements is the type of list elements (Str when empty).
 	Elements Type
 	// Help is the one-line description shown by --help.

@@ -87,7 +87,12 @@ type Options struct {
 
 func (o *Options) given(name string) bool { return o.Given == nil || o.Given(name) }
 
-// Info is the summary of a stack in results.
+// Info is the summary of a stack in results. Beside our keys, it has
+// openstack.cloud.stack's (its stack dict, Heat's names): stack_status,
+// stack_status_reason, action, identifier, description, parameters (as
+// Heat shows them, hidden ones "******"), timeout_mins, tags and, when
+// they were resolved, outputs as Heat's list of {output_key,
+// output_value, description} (output_error for one that failed).
 type Info struct {
 	ID           string `json:"id"`
 	Name         string `json:"name"`
@@ -95,14 +100,35 @@ type Info struct {
 	StatusReason string `json:"status_reason"`
 	CreationTime string `json:"creation_time"`
 	UpdatedTime  string `json:"updated_time"`
+
+	StackStatus       string            `json:"stack_status"`
+	StackStatusReason string            `json:"stack_status_reason"`
+	Action            string            `json:"action"`
+	Identifier        string            `json:"identifier"`
+	Description       string            `json:"description"`
+	Parameters        map[string]string `json:"parameters,omitempty"`
+	TimeoutMins       *int              `json:"timeout_mins,omitempty"`
+	Tags              []string          `json:"tags,omitempty"`
+	Outputs           *[]heatapi.Output `json:"outputs,omitempty"`
 }
 
 func infoOf(s *heatapi.Stack) *Info {
 	if s == nil {
 		return nil
 	}
+	action, _, _ := strings.Cut(s.Status, "_")
 	return &Info{ID: s.ID, Name: s.Name, Status: s.Status, StatusReason: s.StatusReason,
-		CreationTime: s.CreationTime, UpdatedTime: s.UpdatedTime}
+		CreationTime: s.CreationTime, UpdatedTime: s.UpdatedTime,
+		StackStatus: s.Status, StackStatusReason: s.StatusReason, Action: action, Identifier: s.Name + "/" + s.ID,
+		Description: s.Description, Parameters: s.Parameters, TimeoutMins: s.TimeoutMins, Tags: s.Tags}
+}
+
+// resolvedInfo is infoOf a stack read with its outputs resolved: with them.
+func resolvedInfo(s *heatapi.Stack) *Info {
+	i := infoOf(s)
+	outs := append([]heatapi.Output{}, s.Outputs...)
+	i.Outputs = &outs
+	return i
 }
 
 // Failure is one failed resource, the deepest through nested stacks.
@@ -452,6 +478,7 @@ func (r *Request) finish(ctx context.Context, c *heatapi.Client, ref heatapi.Sta
 	}
 	out.Stack = infoOf(full)
 	if out.Action != ActionDelete {
+		out.Stack = resolvedInfo(full)
 		out.Outputs, out.OutputErrors = full.OutputMap()
 	}
 	if isFailed(full.Status) {
@@ -570,7 +597,7 @@ func (r *Request) update(ctx context.Context, c *heatapi.Client, cur *heatapi.St
 		if err != nil {
 			return out, fmt.Errorf("reading stack %s: %w", ref, err)
 		}
-		out.Stack = infoOf(full)
+		out.Stack = resolvedInfo(full)
 		out.Outputs, out.OutputErrors = full.OutputMap()
 		out.Msg = fmt.Sprintf("stack %s is %s and its inputs are unchanged", r.o.Name, full.Status)
 		return out, nil

@@ -9,7 +9,7 @@ import (
 	"fmt"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/configdownload"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatloc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stackname"
 )
@@ -17,7 +17,7 @@ import (
 var spec = &module.Spec{
 	Name:  "config_download",
 	Short: "render the Ansible project (config-download) of a deployment from its Heat stack",
-	Params: []module.Param{
+	Params: append([]module.Param{
 		{Name: "stack", Required: true, Check: stackname.Checker(stackname.Heat), Help: "stack name"},
 		{Name: "dest", Type: module.Path, Required: true, Help: "the config-download directory (a git repository)"},
 		{Name: "ssh_user", Default: configdownload.DefaultSSHUser, Help: "ansible_ssh_user of the nodes"},
@@ -27,17 +27,13 @@ var spec = &module.Spec{
 		{Name: "config_type", Type: module.List, Help: "write only these RoleData keys (tripleoclient's --config-type); default: all"},
 		{Name: "python_interpreter", Help: "ansible_python_interpreter of the inventory's groups (default: none; the Undercloud's is /usr/bin/python3)"},
 		{Name: "commit", Type: module.Bool, Default: true, Help: "commit each change in dest's git repository"},
-		{Name: "heat_dir", Type: module.Path, Help: "use the ephemeral Heat launched in this directory"},
-		{Name: "endpoint", Help: "no-auth Heat endpoint, e.g. http://127.0.0.1:8006/v1/admin"},
-		{Name: "cloud", Help: "clouds.yaml cloud of an existing Heat (Keystone password auth)"},
-	},
-	OneOf: [][]string{{"heat_dir", "endpoint", "cloud"}},
+	}, heatloc.Params("")...),
 }
 
 func run(ctx *module.Context) (module.Result, error) {
 	p := ctx.Params
 	bg := context.Background()
-	client, err := connect(bg, ctx)
+	client, err := heatloc.Connect(bg, ctx)
 	if err != nil {
 		return module.Result{"changed": false}, err
 	}
@@ -78,12 +74,6 @@ func run(ctx *module.Context) (module.Result, error) {
 		}
 	}
 	return res, err
-}
-
-// connect builds the client for heat_dir, endpoint or cloud (exactly one is given).
-func connect(bg context.Context, ctx *module.Context) (*heatapi.Client, error) {
-	p := ctx.Params
-	return heatapi.Connect(bg, p.Str("heat_dir"), p.Str("endpoint"), p.Str("cloud"), ctx.AddSecret)
 }
 
 func main() { module.Main(spec, run) }

@@ -7,9 +7,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
+	"os"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatloc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stackname"
@@ -19,13 +19,15 @@ import (
 var spec = &module.Spec{
 	Name:  "heat_stack",
 	Short: "create, update or delete a Heat stack and wait for it",
-	Params: []module.Param{
+	Params: append([]module.Param{
 		{Name: "name", Required: true, Check: stackname.Checker(stackname.Heat), Help: "stack name"},
 		{Name: "state", Default: stack.Present, Choices: []string{stack.Present, stack.Absent}, Help: "present or absent"},
 		{Name: "template", Type: module.Path, Help: "top template (required to create, or to update without existing)"},
 		{Name: "environment_files", Type: module.List, Elements: module.Path, Help: "environment files, later ones override earlier ones"},
 		{Name: "parameters", Type: module.Dict, Help: "parameters (highest precedence), as JSON or key=value"},
 		{Name: "timeout", Type: module.Int, Default: 240, Range: module.Between(1, stack.MaxTimeoutMinutes), Help: "minutes: Heat's timeout_mins and how long to wait"},
+		{Name: "timeout_s", Type: module.Int, Range: module.Between(1, stack.MaxTimeoutMinutes*60),
+			Help: "seconds, as openstack.cloud.stack's timeout, instead of timeout: rounded up to whole minutes"},
 		{Name: "max_template_size", Type: module.Int, Default: templates.DefaultMaxTemplateSize, Range: module.Between(1, templates.MaxInputSize),
 			Help: "bytes: the largest template (top or provider) read, as Heat's max_template_size"},
 		{Name: "max_json_body_size", Type: module.Int, Default: templates.DefaultMaxJSONBodySize, Range: module.Between(1, templates.MaxInputSize),
@@ -36,32 +38,32 @@ var spec = &module.Spec{
 		{Name: "existing", Type: module.Bool, Default: false, Help: "update with PATCH: keep what is not given"},
 		{Name: "digest_only", Type: module.Bool, Default: false, Help: "only process the template and environments and return inputs_digest; Heat is not contacted"},
 		{Name: "progress_file", Type: module.Path, Help: "write live progress (resources complete, events) to this file, anew at each run"},
-		{Name: "heat_dir", Type: module.Path, Help: "use the ephemeral Heat launched in this directory"},
-		{Name: "endpoint", Help: "no-auth Heat endpoint, e.g. http://127.0.0.1:8006/v1/admin"},
-		{Name: "cloud", Help: "clouds.yaml cloud of an existing Heat (Keystone password auth)"},
-	},
+	}, heatloc.Params("")...),
 }
-
-// whereHeat are the options that say where Heat is: exactly one, except
-// with digest_only.
-var whereHeat = []string{"heat_dir", "endpoint", "cloud"}
 
 func run(ctx *module.Context) (module.Result, error) {
 	p := ctx.Params
+	minutes := p.Int("timeout")
+	if p.Given("timeout_s") {
+		if p.Given("timeout") {
+			return module.Result{"changed": false}, fmt.Errorf("give timeout (minutes) or timeout_s (seconds), not both")
+		}
+		minutes = (p.Int("timeout_s") + 59) / 60
+	}
 	opts := stack.Options{
 		Name:             p.Str("name"),
 		State:            p.Str("state"),
 		Template:         p.Str("template"),
 		EnvironmentFiles: p.Strings("environment_files"),
 		Parameters:       p.Dict("parameters"),
-		Timeout:          p.Int("timeout"),
+		Timeout:          minutes,
 		Rollback:         p.Bool("rollback"),
 		Tags:             p.Strings("tags"),
 		Wait:             p.Bool("wait"),
 		Existing:         p.Bool("existing"),
 		Limits:           templates.Limits{Template: int64(p.Int("max_template_size")), Body: int64(p.Int("max_json_body_size"))},
 		MaxBodyBytes:     p.Int("max_json_body_size"),
-		Given:            p.Given,
+		Given:            func(n string) bool { return p.Given(n) || (n == "timeout" && p.Given("timeout_s")) },
 		CheckMode:        ctx.CheckMode,
 		Diff:             ctx.Diff,
 		Warn:             ctx.Warn,
@@ -90,18 +92,10 @@ func run(ctx *module.Context) (module.Result, error) {
 // runStack runs heat_stack with opts.
 func runStack(ctx *module.Context, opts stack.Options) (module.Result, error) {
 	p := ctx.Params
-	var given []string
-	for _, n := range whereHeat {
-		if p.Given(n) {
-			given = append(given, n)
-		}
-	}
-	if len(given) > 1 || (len(given) == 0 && !p.Bool("digest_only")) {
-		what := "none was given"
-		if len(given) > 1 {
-			what = "got " + strings.Join(given, " and ")
-		}
-		return module.Result{"changed": false}, fmt.Errorf("exactly one of %s is required (none with digest_only); %s", strings.Join(whereHeat, ", "), what)
+	// Where Heat is: exactly one location, none needed with digest_only.
+	loc, _, err := heatloc.FromParams(p, os.Getenv, p.Bool("digest_only"))
+	if err != nil {
+		return module.Result{"changed": false}, err
 	}
 	// Everything local is checked before Heat is contacted.
 	req, err := stack.Prepare(opts)
@@ -127,7 +121,7 @@ func runStack(ctx *module.Context, opts stack.Options) (module.Result, error) {
 			"msg": fmt.Sprintf("processed %d files; Heat was not contacted", len(req.LocalFiles()))}, nil
 	}
 	bg := context.Background()
-	client, err := connect(bg, ctx)
+	client, err := loc.Connect(bg, ctx.AddSecret)
 	if err != nil {
 		return module.Result{"changed": false}, err
 	}
@@ -142,6 +136,8 @@ func runStack(ctx *module.Context, opts stack.Options) (module.Result, error) {
 	}
 	if out.Stack != nil {
 		res["stack"] = out.Stack
+		// openstack.cloud.stack's top-level id.
+		res["id"] = out.Stack.ID
 	}
 	if out.Outputs != nil {
 		res["outputs"] = out.Outputs
@@ -167,12 +163,6 @@ func runStack(ctx *module.Context, opts stack.Options) (module.Result, error) {
 		res["inputs_digest"] = in.Digest()
 	}
 	return res, err
-}
-
-// connect builds the client for heat_dir, endpoint or cloud (exactly one is given).
-func connect(bg context.Context, ctx *module.Context) (*heatapi.Client, error) {
-	p := ctx.Params
-	return heatapi.Connect(bg, p.Str("heat_dir"), p.Str("endpoint"), p.Str("cloud"), ctx.AddSecret)
 }
 
 func main() { module.Main(spec, run) }

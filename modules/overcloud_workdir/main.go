@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dirlock"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatloc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/lifecycle"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/passwords"
@@ -41,7 +41,7 @@ const (
 var spec = &module.Spec{
 	Name:  "overcloud_workdir",
 	Short: "keep a deployment's working directory as tripleoclient does (passwords, status, outputs, export, rc, archive, scale-down)",
-	Params: []module.Param{
+	Params: append([]module.Param{
 		{Name: "work_dir", Type: module.Path, Required: true, Help: "the working directory, e.g. ~/overcloud-deploy/overcloud"},
 		{Name: "stack", Default: "overcloud", Check: stackname.Checker(workdir.StackLimit), Help: "stack name"},
 		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone},
@@ -60,14 +60,11 @@ var spec = &module.Spec{
 		{Name: "hosts", Type: module.List, Help: "scale_down: the host names of the nodes to remove"},
 		{Name: "allow_empty_group", Type: module.Bool, Default: false,
 			Help: "scale_down: allow removing every node of a group whose role or resource name contains controller"},
-		{Name: "heat_dir", Type: module.Path, Help: "save: use the ephemeral Heat launched in this directory"},
-		{Name: "endpoint", Help: "save: no-auth Heat endpoint, e.g. http://127.0.0.1:8006/v1/admin"},
-		{Name: "cloud", Help: "save: clouds.yaml cloud of an existing Heat (Keystone password auth)"},
 		{Name: "fingerprint", Help: "fingerprint: the sha256 (hex) of the inputs of the deploy that just succeeded"},
 		{Name: "lock_token", NoLog: true, Help: "the token of the working dir's lock a playbook holds (action=lock); the action then does not wait for that lock"},
 		{Name: "lock_wait", Type: module.Int, Default: 30, Range: module.Between(0, 3600), Help: "seconds to wait for another operation on the working dir before failing"},
 		{Name: "owner_pid", Type: module.Int, Default: 0, Range: module.Between(0, 1<<22), Help: "lock: the process the lock is held for, until it ends (0: the ansible-playbook running this task)"},
-	},
+	}, heatloc.Params("save: ")...),
 }
 
 // writes says whether an action writes the working dir (and so takes its
@@ -88,8 +85,8 @@ func run(ctx *module.Context) (module.Result, error) {
 	}
 	res := module.Result{"changed": false, "paths": l.Paths()}
 	action := p.Str("action")
-	for _, n := range []string{"status", "phase", "hosts", "allow_empty_group", "heat_dir", "endpoint", "cloud", "fingerprint", "owner_pid",
-		"stage", "templates_dir", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest"} {
+	for _, n := range append([]string{"status", "phase", "hosts", "allow_empty_group", "fingerprint", "owner_pid",
+		"stage", "templates_dir", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest"}, heatloc.Names()...) {
 		if p.Given(n) && !allowed(action, n) {
 			return res, fmt.Errorf("parameter %q does not apply to action %s", n, action)
 		}
@@ -167,13 +164,14 @@ func run(ctx *module.Context) (module.Result, error) {
 
 // allowed says which optional parameters an action takes.
 func allowed(action, param string) bool {
+	if heatloc.Is(param) {
+		return action == actSave
+	}
 	switch param {
 	case "status", "phase":
 		return action == actStatus
 	case "hosts", "allow_empty_group":
 		return action == actScaleDown
-	case "heat_dir", "endpoint", "cloud":
-		return action == actSave
 	case "fingerprint":
 		return action == actRecord
 	case "owner_pid":
@@ -320,20 +318,10 @@ func prepare(ctx *module.Context, l workdir.Layout, res module.Result) (module.R
 }
 
 func save(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {
-	p := ctx.Params
-	given := 0
-	for _, n := range []string{"heat_dir", "endpoint", "cloud"} {
-		if p.Given(n) {
-			given++
-		}
-	}
-	if given != 1 {
-		return res, fmt.Errorf("action save reads the stack from Heat: give exactly one of heat_dir, endpoint, cloud")
-	}
 	bg := context.Background()
-	c, err := heatapi.Connect(bg, p.Str("heat_dir"), p.Str("endpoint"), p.Str("cloud"), ctx.AddSecret)
+	c, err := heatloc.Connect(bg, ctx)
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("action save reads the stack from Heat: %w", err)
 	}
 	s, err := l.Save(bg, c, ctx.CheckMode)
 	if err != nil {

@@ -42,6 +42,7 @@ func files(t *testing.T, dir string) map[string]os.FileMode {
 // dir; check mode writes nothing; names and modes are tripleoclient's
 // (internal/workdir's tests cite them).
 func TestActions(t *testing.T) {
+	t.Setenv("OS_CLOUD", "")
 	wd := filepath.Join(t.TempDir(), "overcloud-deploy", "overcloud")
 	tests := []struct {
 		name    string
@@ -70,7 +71,12 @@ func TestActions(t *testing.T) {
 		{name: "status needs status", args: map[string]any{"action": "status"}, failed: true, msg: "action status needs status"},
 		{name: "hosts do not apply to status", args: map[string]any{"action": "status", "status": "DEPLOYING", "hosts": []string{"a"}},
 			failed: true, msg: `parameter "hosts" does not apply to action status`},
-		{name: "save needs one source", args: map[string]any{"action": "save"}, failed: true, msg: "give exactly one of heat_dir, endpoint, cloud"},
+		{name: "save needs one source", args: map[string]any{"action": "save"}, failed: true,
+			msg: "action save reads the stack from Heat: exactly one of heat_dir, endpoint, cloud is required; none was given and OS_CLOUD is not set"},
+		{name: "save takes one source", args: map[string]any{"action": "save", "heat_dir": "/hd", "auth": map[string]any{"auth_url": "http://127.0.0.1:1/v3"}},
+			failed: true, msg: "got heat_dir and auth"},
+		{name: "where Heat is does not apply to export", args: map[string]any{"action": "export", "region_name": "R"},
+			failed: true, msg: `parameter "region_name" does not apply to action export`},
 		{name: "export without saved outputs", args: map[string]any{"action": "export"},
 			changed: true, msg: "left out",
 			want: map[string]os.FileMode{"overcloud-passwords.yaml": 0o600, "overcloud-deployment_status.yaml": 0o600,

@@ -117,6 +117,33 @@ func TestModuleDefaultsGroup(t *testing.T) {
 	}
 }
 
+// module_defaults with heat_dir plus a task using cloud: a task's own
+// location replaces a group default of another kind (the action plugins),
+// and heat_stack's result reads as openstack.cloud.stack's
+// (playbooks/module_defaults_cloud.yml asserts it).
+func TestModuleDefaultsTaskCloud(t *testing.T) {
+	heattest.RequireHeat(t)
+	env := ansibleEnv(t)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "heat-launcher")
+	port, _ := proc.FreePort()
+	clouds := filepath.Join(tmp, "clouds.yaml")
+	if err := os.WriteFile(clouds, []byte(fmt.Sprintf("clouds:\n  ours:\n    auth_type: none\n    auth:\n      endpoint: http://127.0.0.1:%d/v1/admin\n", port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		playbook(t, env, filepath.Join("playbooks", "launch.yml"), "-e", "heat_dir="+dir,
+			"-e", fmt.Sprintf("api_port=%d", port), "-e", "heat_state=absent")
+	})
+	vars := []string{"-e", "heat_dir=" + dir, "-e", fmt.Sprintf("api_port=%d", port), "-e", "other_dir=" + filepath.Join(tmp, "nowhere"),
+		"-e", "clouds_yaml=" + clouds, "-e", "template=" + filepath.Join(repoRoot(t), "tests", "integration", "testdata", "tiny.yaml"),
+		"-e", "cd_dest=" + filepath.Join(tmp, "config-download"), "-e", "work_dir=" + filepath.Join(tmp, "work")}
+	_, failed, out := playbook(t, env, filepath.Join("playbooks", "module_defaults_cloud.yml"), vars...)
+	if failed != 0 || !strings.Contains(out, "All assertions passed") {
+		t.Fatalf("the play failed:\n%s", out)
+	}
+}
+
 func TestModuleFailureThroughAnsible(t *testing.T) {
 	env := ansibleEnv(t)
 	dir := filepath.Join(t.TempDir(), "heat-launcher")

@@ -1,0 +1,14 @@
+# -*- coding: utf-8 -*-
+# Copyright: ephemeral.heat engineers
+# Apache License 2.0 (see LICENSE)
+"""The action of ephemeral_heat_launch: where Heat is, as plugins/plugin_utils/heat_location.py says."""
+
+from __future__ import annotations
+
+from ansible_collections.ephemeral.heat.plugins.plugin_utils.heat_location import HeatLocationAction
+
+
+class ActionModule(HeatLocationAction):
+    """ephemeral_heat_launch takes heat_dir only: a module_defaults endpoint or cloud is not given to it."""
+
+    ACCEPTED = ('heat_dir',)

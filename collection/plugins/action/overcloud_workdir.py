@@ -1,0 +1,15 @@
+# -*- coding: utf-8 -*-
+# Copyright: ephemeral.heat engineers
+# Apache License 2.0 (see LICENSE)
+"""The action of overcloud_workdir: where Heat is, as plugins/plugin_utils/heat_location.py says."""
+
+from __future__ import annotations
+
+from ansible_collections.ephemeral.heat.plugins.plugin_utils.heat_location import HeatLocationAction
+
+
+class ActionModule(HeatLocationAction):
+    """overcloud_workdir talks to Heat with action=save only: other actions get no module_defaults location."""
+
+    def accepted(self, args):
+        return self.ACCEPTED if args.get('action') == 'save' else ()
