@@ -218,3 +218,23 @@ func TestLifecycleEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// The lifecycle environment goes where tripleoclient puts it: after the
+// resource registry it adds itself, first among the -e files.
+func TestPlaceLifecycle(t *testing.T) {
+	const life = "/tht/environments/lifecycle/update-prepare.yaml"
+	for _, tc := range []struct {
+		envs, want []string
+		life       string
+	}{
+		{[]string{"/tht/overcloud-resource-registry-puppet.yaml", "/e/a.yaml"}, []string{"/tht/overcloud-resource-registry-puppet.yaml", life, "/e/a.yaml"}, life},
+		{[]string{"/s/overcloud-resource-registry.yaml"}, []string{"/s/overcloud-resource-registry.yaml", life}, life},
+		{[]string{"/e/a.yaml", "/tht/overcloud-resource-registry-puppet.yaml"}, []string{life, "/e/a.yaml", "/tht/overcloud-resource-registry-puppet.yaml"}, life},
+		{nil, []string{life}, life},
+		{[]string{"/e/a.yaml"}, []string{"/e/a.yaml"}, ""},
+	} {
+		if got := PlaceLifecycle(tc.envs, tc.life); strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("PlaceLifecycle(%v) = %v, want %v", tc.envs, got, tc.want)
+		}
+	}
+}

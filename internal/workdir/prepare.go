@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/passwords"
@@ -11,6 +12,12 @@ import (
 
 // Prepared is what a deploy takes from its working dir before it starts.
 type Prepared struct {
+	// Environments are every environment file the deploy sends, in order:
+	// EnvironmentsBefore, the operator's with the lifecycle environment
+	// placed among them (LifecycleEnvironment), EnvironmentsAfter.
+	Environments []string
+	// Lifecycle is the stage's lifecycle environment ("" for a deploy).
+	Lifecycle string
 	// EnvironmentsBefore go before the operator's environment files (the
 	// passwords, as tripleoclient's parameters environment comes before
 	// the user's -e files: an operator's own password wins);
@@ -31,9 +38,12 @@ type PrepareOptions struct {
 	Names     []string
 	// Stage is the deploy's lifecycle stage (lifecycle.Stages; "" is a
 	// plain deploy); a prepare or converge puts its lifecycle environment,
-	// found under TemplatesDir (the tripleo-heat-templates root), first
-	// among the operator's environments.
+	// found under TemplatesDir (the tripleo-heat-templates root), among
+	// the operator's EnvironmentFiles where tripleoclient puts it
+	// (PlaceLifecycle).
 	Stage, TemplatesDir string
+	// EnvironmentFiles are the operator's, in order.
+	EnvironmentFiles []string
 	// Check: write nothing in the working dir.
 	Check bool
 }
@@ -85,11 +95,33 @@ func (l Layout) Prepare(o PrepareOptions) (*Prepared, error) {
 			p.EnvironmentsBefore = append(p.EnvironmentsBefore, l.Passwords())
 		}
 	}
-	if lifeEnv != "" {
-		p.EnvironmentsBefore = append(p.EnvironmentsBefore, lifeEnv)
-	}
+	p.Lifecycle = lifeEnv
 	if st, err := os.Lstat(l.ScaleDown()); err == nil && st.Mode().IsRegular() {
 		p.EnvironmentsAfter = append(p.EnvironmentsAfter, l.ScaleDown())
 	}
+	p.Environments = append(append(append([]string{}, p.EnvironmentsBefore...), PlaceLifecycle(o.EnvironmentFiles, lifeEnv)...), p.EnvironmentsAfter...)
 	return p, nil
+}
+
+// PlaceLifecycle puts the lifecycle environment among the operator's
+// environment files where python-tripleoclient puts it: first among its
+// -e files (utils.prepend_environment), which come after the
+// tripleo-heat-templates resource registry it adds itself
+// (overcloud-resource-registry-puppet.yaml). An operator of this
+// collection names that registry first: the lifecycle environment goes
+// right after a leading overcloud-resource-registry*.yaml, else first, so
+// that its resource_registry entries win over the registry's, as with
+// tripleoclient.
+func PlaceLifecycle(envs []string, lifeEnv string) []string {
+	out := make([]string, 0, len(envs)+1)
+	if lifeEnv == "" {
+		return append(out, envs...)
+	}
+	at := 0
+	if len(envs) > 0 && strings.HasPrefix(filepath.Base(envs[0]), "overcloud-resource-registry") {
+		at = 1
+	}
+	out = append(out, envs[:at]...)
+	out = append(out, lifeEnv)
+	return append(out, envs[at:]...)
 }

@@ -48,6 +48,7 @@ var spec = &module.Spec{
 			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded)"},
 		{Name: "passwords", Type: module.Bool, Default: true, Help: "prepare: generate the passwords file once and reuse it"},
 		{Name: "stage", Choices: lifecycle.Stages, Help: "prepare, status and fingerprint: the deploy's lifecycle stage (prepare: its lifecycle environment goes first among the operator's; status: recorded as deployment_stage; default deploy)"},
+		{Name: "environment_files", Type: module.List, Elements: module.Path, Help: "prepare: the operator's environment files, in order (environment_files returns them with the working dir's and the lifecycle environment placed)"},
 		{Name: "templates_dir", Type: module.Path, Help: "prepare: the tripleo-heat-templates root holding environments/lifecycle/ (for a stage other than deploy)"},
 		{Name: "run", Choices: lifecycle.Runs(), Help: "plan_run: the run command to check (tripleoclient's update run, external-update run, upgrade run, external-upgrade run)"},
 		{Name: "limit", Type: module.List, Help: "plan_run: the hosts or groups of the inventory to run on (required for update_run and upgrade_run)"},
@@ -86,7 +87,7 @@ func run(ctx *module.Context) (module.Result, error) {
 	res := module.Result{"changed": false, "paths": l.Paths()}
 	action := p.Str("action")
 	for _, n := range append([]string{"status", "phase", "hosts", "allow_empty_group", "fingerprint", "owner_pid",
-		"stage", "templates_dir", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest"}, heatloc.Names()...) {
+		"stage", "templates_dir", "environment_files", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest"}, heatloc.Names()...) {
 		if p.Given(n) && !allowed(action, n) {
 			return res, fmt.Errorf("parameter %q does not apply to action %s", n, action)
 		}
@@ -178,7 +179,7 @@ func allowed(action, param string) bool {
 		return action == actLock
 	case "stage":
 		return action == actPrepare || action == actStatus || action == actRecord
-	case "templates_dir":
+	case "templates_dir", "environment_files":
 		return action == actPrepare
 	case "run", "limit", "playbooks", "tags", "skip_tags":
 		return action == actPlanRun
@@ -278,7 +279,7 @@ func prepare(ctx *module.Context, l workdir.Layout, res module.Result) (module.R
 		stage = lifecycle.Deploy
 	}
 	pr, err := l.Prepare(workdir.PrepareOptions{Passwords: ctx.Params.Bool("passwords"), Names: passwords.Names,
-		Stage: stage, TemplatesDir: ctx.Params.Str("templates_dir"), Check: ctx.CheckMode})
+		Stage: stage, TemplatesDir: ctx.Params.Str("templates_dir"), EnvironmentFiles: ctx.Params.Strings("environment_files"), Check: ctx.CheckMode})
 	if err != nil {
 		return res, err
 	}
@@ -291,6 +292,7 @@ func prepare(ctx *module.Context, l workdir.Layout, res module.Result) (module.R
 	res["changed"] = pr.Changed
 	res["environment_files_before"] = pr.EnvironmentsBefore
 	res["environment_files_after"] = pr.EnvironmentsAfter
+	res["environment_files"], res["lifecycle_environment"] = pr.Environments, pr.Lifecycle
 	res["temp_dir"] = pr.TempDir
 	msgs := []string{}
 	if s := pr.Passwords; s != nil {

@@ -49,10 +49,11 @@ func stepLifecycle(t *testing.T, s *Suite) {
 	// top-level parameters: THT's lifecycle environments set none of them)
 	// still reach the stack.
 	operatorEnv := filepath.Join(tmp, "operator.yaml")
-	const operatorPlaybook = "/usr/share/ceph-ansible/operator-site.yml"
-	if err := os.WriteFile(operatorEnv, []byte("parameter_defaults:\n  CephAnsiblePlaybook: "+operatorPlaybook+"\n"), 0o600); err != nil {
+	operatorStreams := []any{map[string]any{"module": "container-tools", "stream": "operator", "distribution_version": "8"}}
+	if err := os.WriteFile(operatorEnv, []byte("parameter_defaults:\n  DnfStreams: [{module: container-tools, stream: operator, distribution_version: '8'}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	declared := declaredParameters(t, s.Workload.TemplateDir)
 	const operatorCloud = "overcloud-lifecycle.example.com"
 	params := map[string]any{"CloudName": operatorCloud}
 	for k, v := range s.Workload.Parameters {
@@ -102,7 +103,7 @@ func stepLifecycle(t *testing.T, s *Suite) {
 		if err != nil || st == nil || st.Status != workdir.StatusSuccess || st.Stage != c.stage {
 			t.Fatalf("%s: deployment status %+v %v", c.book, st, err)
 		}
-		checkLifecycleEnvironment(t, l, filepath.Join(s.Workload.TemplateDir, lifecycle.Environment(c.stage)), operatorPlaybook, operatorCloud)
+		checkLifecycleEnvironment(t, l, filepath.Join(s.Workload.TemplateDir, lifecycle.Environment(c.stage)), declared, operatorStreams, operatorCloud)
 		for _, b := range lifecyclePlaybooks {
 			if _, err := os.Stat(filepath.Join(l.ConfigDownload(), b)); err != nil {
 				t.Errorf("%s: config-download lacks %s: %v", c.book, b, err)
@@ -145,11 +146,12 @@ func stepLifecycle(t *testing.T, s *Suite) {
 
 // checkLifecycleEnvironment checks the environment Heat merged for the
 // stack (saved in the working dir) against the lifecycle environment at
-// path: each of its parameter_defaults is there with its value, but the
-// one the operator's environment sets after it; each of its
-// resource_registry entries is there; the operator's `parameters` are
-// there.
-func checkLifecycleEnvironment(t *testing.T, l workdir.Layout, path, operatorPlaybook, operatorCloud string) {
+// path: each of its parameter_defaults that a template of the tree
+// declares is there with its value, but DnfStreams, which the operator's
+// environment sets after it (Heat keeps no later environment's value of a
+// parameter no template declares); each of its resource_registry entries
+// is there; the operator's `parameters` are there.
+func checkLifecycleEnvironment(t *testing.T, l workdir.Layout, path string, declared map[string]bool, operatorStreams []any, operatorCloud string) {
 	t.Helper()
 	var lifeEnv, saved struct {
 		ParameterDefaults map[string]any `yaml:"parameter_defaults"`
@@ -168,9 +170,14 @@ func checkLifecycleEnvironment(t *testing.T, l workdir.Layout, path, operatorPla
 	if len(lifeEnv.ParameterDefaults) == 0 {
 		t.Fatalf("%s has no parameter_defaults: the tree changed", path)
 	}
+	checked := 0
 	for k, want := range lifeEnv.ParameterDefaults {
-		if k == "CephAnsiblePlaybook" {
-			want = operatorPlaybook // the operator's environment comes after it
+		if !declared[k] {
+			continue
+		}
+		checked++
+		if k == "DnfStreams" {
+			want = operatorStreams // the operator's environment comes after it
 		}
 		if got := saved.ParameterDefaults[k]; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: the stack's parameter_defaults %s = %#v, want %#v", filepath.Base(path), k, got, want)
@@ -181,7 +188,50 @@ func checkLifecycleEnvironment(t *testing.T, l workdir.Layout, path, operatorPla
 			t.Errorf("%s: the stack's resource_registry %s = %#v, want %#v", filepath.Base(path), k, got, want)
 		}
 	}
+	if checked < 2 || !declared["DnfStreams"] {
+		t.Errorf("%s: only %d of its parameters are declared by a template of the tree (DnfStreams: %v): the tree changed", filepath.Base(path), checked, declared["DnfStreams"])
+	}
 	if got := saved.Parameters["CloudName"]; got != operatorCloud {
 		t.Errorf("the stack's parameters CloudName = %#v, want the operator's %q", got, operatorCloud)
 	}
+}
+
+// declaredParameters lists the parameters the templates of the tree
+// declare (their parameters sections; the environments' directories left
+// out).
+func declaredParameters(t *testing.T, tree string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	err := filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "environments", "user-environments", "ci", "tools", "releasenotes":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".yaml") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), "heat_template_version") {
+			return nil
+		}
+		var tpl struct {
+			Parameters map[string]any `yaml:"parameters"`
+		}
+		if yaml.Unmarshal(b, &tpl) == nil {
+			for k := range tpl.Parameters {
+				out[k] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
