@@ -489,7 +489,7 @@ func (l *launcher) startHeat(ctx context.Context, b backend.Backend, spec *backe
 	var restore func(context.Context) error
 	if o.RestoreDB {
 		restore = func(ctx context.Context) error {
-			r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: l.d.Path(), Dump: o.RestoreFrom, AllowUnverified: o.RestoreUnverified,
+			r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: l.d, Dump: o.RestoreFrom, AllowUnverified: o.RestoreUnverified,
 				Warn: o.Warn, Secret: o.Secret})
 			if err != nil {
 				return fmt.Errorf("restore_db: %w", err)
@@ -661,7 +661,7 @@ func (l *launcher) dumpAndWipe(ctx context.Context, b backend.Backend, spec *bac
 	case !has:
 		return dumps.Result{}, false, nil
 	}
-	r, err := dumps.Dump(ctx, dumps.DumpOptions{HeatDir: l.d.Path(), Keep: DefaultKeep, Wipe: true, Warn: l.o.Warn, Secret: l.o.Secret,
+	r, err := dumps.Dump(ctx, dumps.DumpOptions{HeatDir: l.d, Keep: DefaultKeep, Wipe: true, Warn: l.o.Warn, Secret: l.o.Secret,
 		WipeFunc: func(c context.Context) ([]string, error) {
 			if rec != nil {
 				if err := b.StopHeat(c, spec, rec); err != nil {

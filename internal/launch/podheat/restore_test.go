@@ -276,7 +276,7 @@ func TestContainerRestoreRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 5, Wipe: true, Warn: w.add,
+	r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: hd, Keep: 5, Wipe: true, Warn: w.add,
 		WipeFunc: func(ctx context.Context) ([]string, error) {
 			return hd.DropDatabase(ctx, nil, w.add)
 		}})
