@@ -13,6 +13,8 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/native"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
 )
@@ -42,7 +44,7 @@ func LaunchNativeCmd(ctx context.Context, base string, extra map[string]map[stri
 		return nil, err
 	}
 	o := launch.Options{State: launch.Started, HeatDir: filepath.Join(dir, "heat-launcher"), APIPort: port,
-		ExtraConf: extra, StockConf: stock, Timeout: 180 * time.Second, HeatAllCommand: heatAll}
+		ExtraConf: extra, StockConf: stock, Timeout: 180 * time.Second, Backend: backend.Values{native.HeatAll.Name: heatAll}}
 	out, err := launch.Run(ctx, o)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/pod"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/podheat"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
@@ -52,7 +54,8 @@ func LaunchPod(ctx context.Context, base, socket string, workers int) (*Heat, er
 		return nil, err
 	}
 	o := launch.Options{State: launch.Started, HeatType: launch.Pod, HeatDir: filepath.Join(dir, "heat-launcher"),
-		APIPort: port, EngineWorkers: workers, Image: podheat.DefaultImage, PodmanSocket: socket, Timeout: 300 * time.Second}
+		APIPort: port, Timeout: 300 * time.Second,
+		Backend: backend.Values{pod.EngineWorkers.Name: workers, podheat.Image.Name: podheat.DefaultImage, podheat.Socket.Name: socket}}
 	out, err := launch.Run(ctx, o)
 	if err != nil {
 		h := &Heat{Opts: o}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 )
 
 // change adds a row to the fake heat_dir's database and, with a name, a
@@ -86,7 +87,7 @@ func TestDumpDiff(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := fakeHeatDir(t, 0)
-			o := dumps.DumpOptions{HeatDir: dir, Keep: tc.keep, Now: clock}
+			o := dumps.DumpOptions{HeatDir: mustHeatDir(t, dir), Keep: tc.keep, Now: clock}
 			if tc.dest {
 				o.Dest = filepath.Join(t.TempDir(), "mine.sql.gz")
 			}
@@ -229,14 +230,14 @@ func TestRestoreDiff(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := fakeHeatDir(t, 0)
-			d, err := dumps.Dump(ctx, dumps.DumpOptions{HeatDir: dir})
+			d, err := dumps.Dump(ctx, dumps.DumpOptions{HeatDir: mustHeatDir(t, dir)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			m, _ := dumps.ReadManifest(d.Path)
 			tc.prep(t, dir)
 			for _, check := range []bool{true, false} {
-				r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: dir, Dump: d.Path, CheckMode: check})
+				r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: mustHeatDir(t, dir), Dump: d.Path, CheckMode: check})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -271,11 +272,21 @@ func TestRestoreDiff(t *testing.T) {
 				}
 				if !check {
 					// Restored: the database holds the dump's stacks.
-					if again, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: dir, Dump: d.Path}); err != nil || again.Changed {
+					if again, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: mustHeatDir(t, dir), Dump: d.Path}); err != nil || again.Changed {
 						t.Errorf("restore again: %+v %v", again, err)
 					}
 				}
 			}
 		})
 	}
+}
+
+// mustHeatDir is dir as a heat_dir.
+func mustHeatDir(t *testing.T, dir string) heatdir.Dir {
+	t.Helper()
+	d, err := heatdir.At(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

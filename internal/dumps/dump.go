@@ -18,6 +18,7 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/pathguard"
 )
 
@@ -29,7 +30,7 @@ const (
 
 // DumpOptions are heat_db_dump's parameters for state=dumped.
 type DumpOptions struct {
-	HeatDir   string
+	HeatDir   heatdir.Dir
 	Dest      string // "" = timestamped file in HeatDir
 	Compress  string // gzip | none
 	Keep      int    // older dumps to keep beside the new one
@@ -153,7 +154,7 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 		return Result{}, err
 	}
 	registerSecrets(t, o.Secret)
-	dir := o.HeatDir
+	dir := o.HeatDir.Path()
 	if o.Dest != "" {
 		dir = filepath.Dir(o.Dest)
 		if err := checkDest(o.Dest); err != nil {

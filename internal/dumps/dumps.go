@@ -65,10 +65,9 @@ type Manifest struct {
 }
 
 // target is the database heat_dir's heat.conf names, as the host reaches it.
-func target(heatDir string) (heatdb.DB, error) {
-	d, err := heatdir.At(heatDir)
-	if err != nil {
-		return heatdb.DB{}, err
+func target(d heatdir.Dir) (heatdb.DB, error) {
+	if d.Path() == "" {
+		return heatdb.DB{}, errors.New("heat_dir is required")
 	}
 	db, err := d.Database()
 	return db.DB, err

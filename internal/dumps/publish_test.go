@@ -35,7 +35,7 @@ func TestHelperDumpKilledAt(t *testing.T) {
 			select {} // the signal arrives
 		}
 	}
-	_, err := Dump(context.Background(), DumpOptions{HeatDir: os.Getenv("EPHEMERAL_HEAT_TEST_DIR"), Keep: 1, Wipe: false})
+	_, err := Dump(context.Background(), DumpOptions{HeatDir: hdir(os.Getenv("EPHEMERAL_HEAT_TEST_DIR")), Keep: 1, Wipe: false})
 	fmt.Fprintf(os.Stderr, "dump was not killed at %q: %v\n", step, err)
 	os.Exit(3)
 }
@@ -107,7 +107,7 @@ func TestKilledDumpAtEveryStep(t *testing.T) {
 			var prev Result
 			for j := 0; j < 2; j++ {
 				changeDB(t, dir, fmt.Sprint("before ", j))
-				r, err := Dump(context.Background(), DumpOptions{HeatDir: dir, Keep: 1})
+				r, err := Dump(context.Background(), DumpOptions{HeatDir: hdir(dir), Keep: 1})
 				if err != nil || !r.Changed {
 					t.Fatalf("dump before the kill: %+v %v", r, err)
 				}
@@ -145,7 +145,7 @@ func TestKilledDumpAtEveryStep(t *testing.T) {
 			other := t.TempDir()
 			conf := fmt.Sprintf("[database]\nconnection = sqlite:///%s\n", filepath.Join(other, "heat.sqlite"))
 			os.WriteFile(filepath.Join(other, heatdir.HeatConf), []byte(conf), 0o600)
-			rr, err := Restore(context.Background(), RestoreOptions{HeatDir: other, Dump: prev.Path})
+			rr, err := Restore(context.Background(), RestoreOptions{HeatDir: hdir(other), Dump: prev.Path})
 			if err != nil || len(rr.Stacks) != 1 || rr.Stacks[0].Name != "overcloud" {
 				t.Fatalf("killed at %s: the previous dump does not restore: %+v %v", step, rr, err)
 			}
@@ -153,7 +153,7 @@ func TestKilledDumpAtEveryStep(t *testing.T) {
 			// The next dump removes the leftovers and publishes a new newest.
 			changeDB(t, dir, "after")
 			var warned []string
-			r, err := Dump(context.Background(), DumpOptions{HeatDir: dir, Keep: 5,
+			r, err := Dump(context.Background(), DumpOptions{HeatDir: hdir(dir), Keep: 5,
 				Warn: func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }})
 			if err != nil || !r.Changed {
 				t.Fatalf("dump after a kill at %s: %+v %v", step, r, err)
@@ -199,7 +199,7 @@ func TestDumpNamesOrderByCreation(t *testing.T) {
 	var written []string
 	for i, at := range clocks {
 		changeDB(t, dir, fmt.Sprint(i))
-		r, err := Dump(context.Background(), DumpOptions{HeatDir: dir, Keep: 10, Now: func() time.Time { return at }})
+		r, err := Dump(context.Background(), DumpOptions{HeatDir: hdir(dir), Keep: 10, Now: func() time.Time { return at }})
 		if err != nil || !r.Changed {
 			t.Fatalf("dump %d: %+v %v", i, r, err)
 		}
@@ -218,7 +218,7 @@ func TestDumpNamesOrderByCreation(t *testing.T) {
 
 	// Keep 0: rotation never removes the dump just written.
 	changeDB(t, dir, "last")
-	r, err := Dump(context.Background(), DumpOptions{HeatDir: dir, Keep: 0, Now: func() time.Time { return fixed }})
+	r, err := Dump(context.Background(), DumpOptions{HeatDir: hdir(dir), Keep: 0, Now: func() time.Time { return fixed }})
 	if err != nil || len(r.Rotated) != len(written) {
 		t.Fatalf("keep 0: %+v %v", r, err)
 	}

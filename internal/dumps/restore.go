@@ -14,11 +14,12 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dbdump"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 )
 
 // RestoreOptions are heat_db_dump's parameters for state=restored.
 type RestoreOptions struct {
-	HeatDir   string
+	HeatDir   heatdir.Dir
 	Dump      string // "" = the newest dump in HeatDir
 	CheckMode bool
 	// AllowUnverified loads a dump that has no .sha256 to check it against
@@ -130,7 +131,7 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 	registerSecrets(t, o.Secret)
 	path := o.Dump
 	if path == "" {
-		path, err = Newest(o.HeatDir)
+		path, err = Newest(o.HeatDir.Path())
 	} else {
 		path, err = resolveDump(path)
 	}

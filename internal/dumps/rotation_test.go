@@ -55,12 +55,12 @@ func TestDumpRotationIdempotenceAndChecksum(t *testing.T) {
 	dir := fakeHeatDir(t, 0)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { now = now.Add(time.Minute); return now }
-	first, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 2, Now: clock})
+	first, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: hdir(dir), Keep: 2, Now: clock})
 	if err != nil || !first.Changed || len(first.Stacks) != 1 {
 		t.Fatalf("first dump: %+v %v", first, err)
 	}
 	// Unchanged database: no new dump.
-	same, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 2, Now: clock})
+	same, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: hdir(dir), Keep: 2, Now: clock})
 	if err != nil || same.Changed || same.Path != first.Path {
 		t.Fatalf("unchanged dump: %+v %v", same, err)
 	}
@@ -69,7 +69,7 @@ func TestDumpRotationIdempotenceAndChecksum(t *testing.T) {
 	var paths []string
 	for i := 0; i < 4; i++ {
 		db.Exec("INSERT INTO filler (data) VALUES (?)", fmt.Sprint(i))
-		r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 2, Now: clock})
+		r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: hdir(dir), Keep: 2, Now: clock})
 		if err != nil || !r.Changed {
 			t.Fatalf("dump %d: %+v %v", i, r, err)
 		}
@@ -84,17 +84,17 @@ func TestDumpRotationIdempotenceAndChecksum(t *testing.T) {
 	b, _ := os.ReadFile(list[0])
 	b[len(b)/2] ^= 0xff
 	os.WriteFile(list[0], b, 0o600)
-	_, err = dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: dir})
+	_, err = dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: hdir(dir)})
 	if err == nil || !strings.Contains(err.Error(), "refusing") || !strings.Contains(err.Error(), "sha256") {
 		t.Fatalf("corrupt dump accepted: %v", err)
 	}
 	// The intact older one restores; the replaced database is saved first.
-	r, err := dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: dir, Dump: list[1]})
+	r, err := dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: hdir(dir), Dump: list[1]})
 	if err != nil || !r.Changed || r.Backup == "" {
 		t.Fatalf("restore: %+v %v", r, err)
 	}
 	// Restoring again is a no-op.
-	r, err = dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: dir, Dump: list[1]})
+	r, err = dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: hdir(dir), Dump: list[1]})
 	if err != nil || r.Changed {
 		t.Fatalf("second restore: %+v %v", r, err)
 	}
@@ -109,7 +109,7 @@ func TestDumpRotationIdempotenceAndChecksum(t *testing.T) {
 			db.Exec("INSERT INTO filler (data) VALUES ('later')")
 			db.Close()
 		}
-		r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Dest: dest, Compress: dumps.None, Warn: warn})
+		r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: hdir(dir), Dest: dest, Compress: dumps.None, Warn: warn})
 		if err != nil || r.Changed != wantChanged || r.Path != dest {
 			t.Fatalf("dump %d to dest: %+v %v", i, r, err)
 		}
@@ -197,7 +197,7 @@ func TestDumpDestNotOursRefused(t *testing.T) {
 			os.Chmod(d, 0o755)
 			dest := tc.setup(t, d)
 			before := snapshot(t, d)
-			_, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Dest: dest})
+			_, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: hdir(dir), Dest: dest})
 			if err == nil || !strings.Contains(err.Error(), "dest") || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("dest %s: %v, want a refusal naming dest with %q", dest, err, tc.want)
 			}
@@ -211,7 +211,7 @@ func TestDumpDestNotOursRefused(t *testing.T) {
 	top := t.TempDir()
 	os.Chmod(top, 0o755)
 	dest := filepath.Join(top, "a", "b", "d.sql.gz")
-	if _, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Dest: dest}); err != nil {
+	if _, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: hdir(dir), Dest: dest}); err != nil {
 		t.Fatal(err)
 	}
 	for p, want := range map[string]os.FileMode{top: 0o755, filepath.Join(top, "a"): 0o700, filepath.Join(top, "a", "b"): 0o700, dest: 0o600} {
@@ -232,4 +232,11 @@ func snapshot(t *testing.T, dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// hdir is the heat_dir at dir (the zero Dir, which Dump and Restore refuse,
+// when dir is not absolute).
+func hdir(dir string) heatdir.Dir {
+	d, _ := heatdir.At(dir)
+	return d
 }

@@ -30,12 +30,28 @@ func TestDatabaseServerDown(t *testing.T) {
 	}
 	dir := writeConf(t, fmt.Sprintf("[database]\nconnection = mysql+pymysql://heat:secret@127.0.0.1:3306/heat\n"+
 		"host_connection = mysql+pymysql://heat:secret@127.0.0.1:%d/heat\n", port))
-	_, err = Dump(context.Background(), DumpOptions{HeatDir: dir})
+	_, err = Dump(context.Background(), DumpOptions{HeatDir: hdir(dir)})
 	if err == nil || !strings.Contains(err.Error(), "not running") || !strings.Contains(err.Error(), "start Heat first") ||
 		strings.Contains(err.Error(), "secret") {
 		t.Errorf("dump with the database down: %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("a failed dump left files: %v", entries)
+	}
+}
+
+// hdir is the heat_dir at dir (the zero Dir, which Dump and Restore refuse,
+// when dir is not absolute).
+func hdir(dir string) heatdir.Dir {
+	d, _ := heatdir.At(dir)
+	return d
+}
+
+func TestHeatDirRequired(t *testing.T) {
+	if _, err := Dump(context.Background(), DumpOptions{}); err == nil || !strings.Contains(err.Error(), "heat_dir is required") {
+		t.Errorf("dump without a heat_dir: %v", err)
+	}
+	if _, err := Restore(context.Background(), RestoreOptions{Dump: "/nonexistent"}); err == nil || !strings.Contains(err.Error(), "heat_dir is required") {
+		t.Errorf("restore without a heat_dir: %v", err)
 	}
 }

@@ -372,7 +372,7 @@ func restoreTripleO(ctx context.Context, o RestoreOptions, t heatdb.DB, path str
 	if o.CheckMode {
 		d, err = CheckTripleO(path)
 	} else {
-		d, copied, err = adoptTripleO(path, o.HeatDir)
+		d, copied, err = adoptTripleO(path, o.HeatDir.Path())
 	}
 	if err != nil {
 		return Result{}, err
@@ -405,7 +405,7 @@ func restoreTripleO(ctx context.Context, o RestoreOptions, t heatdb.DB, path str
 		r.Before, r.After = predictRestore(t, r, before, "")
 		r.Changed = true
 		r.Msg = fmt.Sprintf("would restore %s into %s", path, t)
-		if filepath.Dir(path) != filepath.Clean(o.HeatDir) {
+		if filepath.Dir(path) != o.HeatDir.Path() {
 			r.Msg = fmt.Sprintf("would copy %s into %s and restore it into %s", path, o.HeatDir, t)
 		}
 		return r, nil

@@ -278,7 +278,7 @@ func TestRestoreTripleODump(t *testing.T) {
 	warn := func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) }
 
 	// Check mode: checked, nothing copied or loaded.
-	r, err := Restore(ctx, RestoreOptions{HeatDir: heatDir, Dump: work, CheckMode: true, Warn: warn})
+	r, err := Restore(ctx, RestoreOptions{HeatDir: hdir(heatDir), Dump: work, CheckMode: true, Warn: warn})
 	if err != nil || !r.Changed || !strings.Contains(r.Msg, "would copy "+newest+" into "+heatDir) {
 		t.Fatalf("check mode: %+v %v", r, err)
 	}
@@ -288,7 +288,7 @@ func TestRestoreTripleODump(t *testing.T) {
 
 	// The working dir stands for its newest dump; it is copied, then loaded.
 	warnings = nil
-	r, err = Restore(ctx, RestoreOptions{HeatDir: heatDir, Dump: work, Warn: warn})
+	r, err = Restore(ctx, RestoreOptions{HeatDir: hdir(heatDir), Dump: work, Warn: warn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestRestoreTripleODump(t *testing.T) {
 	}
 
 	// Again: the database holds the dump already; nothing copied or loaded.
-	r, err = Restore(ctx, RestoreOptions{HeatDir: heatDir, Dump: newest, Warn: warn})
+	r, err = Restore(ctx, RestoreOptions{HeatDir: hdir(heatDir), Dump: newest, Warn: warn})
 	if err != nil || r.Changed || r.CopiedFrom != "" || !strings.Contains(r.Msg, "already holds the content of "+copied) {
 		t.Errorf("second restore: %+v %v", r, err)
 	}
@@ -332,7 +332,7 @@ func TestRestoreTripleODump(t *testing.T) {
 	}
 
 	// Another dump replaces the database; what it held is dumped first.
-	r, err = Restore(ctx, RestoreOptions{HeatDir: heatDir, Dump: older, Warn: warn})
+	r, err = Restore(ctx, RestoreOptions{HeatDir: hdir(heatDir), Dump: older, Warn: warn})
 	if err != nil || !r.Changed || r.Backup == "" || r.Stacks[0].Name != "older" {
 		t.Fatalf("restore of the older dump: %+v %v", r, err)
 	}
@@ -349,7 +349,7 @@ func TestRestoreTripleODump(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := tripleoDump(t, filepath.Join(t.TempDir(), "elsewhere"), strings.Replace(heatSQL, "'s1'", "'s9'", 1), "1700000100.2", tripleotest.PAX)
-	_, err = Restore(ctx, RestoreOptions{HeatDir: heatDir, Dump: other, Warn: warn})
+	_, err = Restore(ctx, RestoreOptions{HeatDir: hdir(heatDir), Dump: other, Warn: warn})
 	if err == nil || !strings.Contains(err.Error(), copied+" exists with other content") {
 		t.Errorf("same name, other content: %v", err)
 	}
@@ -393,7 +393,7 @@ func TestRestoreRefusesWhatItCannotLoad(t *testing.T) {
 		{src, "holds no dump"},
 	} {
 		before := dirState(t, heatDir)
-		_, err := Restore(ctx, RestoreOptions{HeatDir: heatDir, Dump: tc.path})
+		_, err := Restore(ctx, RestoreOptions{HeatDir: hdir(heatDir), Dump: tc.path})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.path, err, tc.want)
 		}
@@ -408,7 +408,7 @@ func TestRestoreRefusesWhatItCannotLoad(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(heatDir, filepath.Base(truncated)), b[:len(b)-40], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Restore(ctx, RestoreOptions{HeatDir: heatDir})
+	_, err := Restore(ctx, RestoreOptions{HeatDir: hdir(heatDir)})
 	if err == nil || !strings.Contains(err.Error(), "it ends too early") {
 		t.Errorf("truncated newest: %v", err)
 	}

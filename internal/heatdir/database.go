@@ -3,12 +3,9 @@ package heatdir
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"strconv"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 
 // hostConnection is the heat.conf [database] option that holds the URL by
@@ -56,13 +53,10 @@ func (d Dir) Database() (Database, error) {
 // database, as admin when given (which also drops Heat's account), else as
 // Heat's own account, with a warning that the account remains.
 //
-// A pod's own MariaDB (Published) is reached through the port the pod
-// publishes on the host's loopback: its database is dropped there (the
-// account stays in the pod's MariaDB until state: absent removes the
-// datadir). When no launch is recorded and nothing listens on that port any
-// more (the pod is gone), the datadir, which holds nothing but Heat's
-// database and MariaDB's own tables, is removed instead, with the
-// credentials beside it; the next launch creates it afresh.
+// A database Heat reaches by another address (Published: a pod's own
+// MariaDB) is dropped where the host reaches it, as Heat's own account,
+// which stays with that server: the backend that made it removes the rest
+// (backend.Database's Teardown).
 func (d Dir) DropDatabase(ctx context.Context, admin *heatdb.DB, warn func(string, ...any)) ([]string, error) {
 	if _, err := os.Stat(d.File(HeatConf)); os.IsNotExist(err) {
 		return nil, nil
@@ -72,7 +66,7 @@ func (d Dir) DropDatabase(ctx context.Context, admin *heatdb.DB, warn func(strin
 		return nil, err
 	}
 	if db.Published {
-		return d.dropPodDatabase(ctx, db.DB, warn)
+		return dropPublished(ctx, db.DB)
 	}
 	if db.Kind == heatdb.MySQL && admin == nil {
 		if exists, err := heatdb.Exists(ctx, db.DB, db.DB); err == nil && exists {
@@ -83,62 +77,31 @@ func (d Dir) DropDatabase(ctx context.Context, admin *heatdb.DB, warn func(strin
 	return heatdb.Drop(ctx, db.DB, admin)
 }
 
-func (d Dir) dropPodDatabase(ctx context.Context, db heatdb.DB, warn func(string, ...any)) ([]string, error) {
+func dropPublished(ctx context.Context, db heatdb.DB) ([]string, error) {
 	exists, err := heatdb.Exists(ctx, db, db)
-	if err == nil {
-		if !exists {
-			return nil, nil
-		}
-		if _, err := heatdb.Drop(ctx, db, nil); err != nil {
-			return nil, fmt.Errorf("%w (the pod's MariaDB, published on %s)", err, db.Addr)
-		}
-		return []string{db.String() + " (the pod's MariaDB)"}, nil
+	if err != nil {
+		return nil, fmt.Errorf("Heat's database %s ([database] %s) does not answer (%v): start Heat (ephemeral_heat_launch state: started) "+
+			"and run this again", db, hostConnection, err)
 	}
-	rec, _ := d.ReadRecord()
-	host, portStr, _ := net.SplitHostPort(db.Addr)
-	port, _ := strconv.Atoi(portStr)
-	if rec != nil || !proc.PortFree(host, port) {
-		return nil, fmt.Errorf("the pod's MariaDB does not answer on %s (%v): start Heat (ephemeral_heat_launch) to drop its database, "+
-			"or stop it (state: stopped) to have its datadir removed", db.Addr, err)
+	if !exists {
+		return nil, nil
 	}
-	removed, err := d.RemovePodDatabase()
-	if len(removed) > 0 {
-		warn("the pod's MariaDB is not running (nothing listens on %s): removed its datadir %s, and Heat's database with it",
-			db.Addr, d.File(MariaDBDir))
+	if _, err := heatdb.Drop(ctx, db, nil); err != nil {
+		return nil, fmt.Errorf("%w (Heat's database as the host reaches it, [database] %s)", err, hostConnection)
 	}
-	return removed, err
-}
-
-// RemovePodDatabase removes a stopped pod's own MariaDB: its datadir, and
-// the credentials of its MariaDB and RabbitMQ (the pod must be gone).
-func (d Dir) RemovePodDatabase() ([]string, error) {
-	var removed []string
-	datadir := d.File(MariaDBDir)
-	if st, err := os.Lstat(datadir); err == nil && st.IsDir() {
-		if err := os.RemoveAll(datadir); err != nil {
-			return nil, fmt.Errorf("removing the MariaDB datadir %s of the stopped pod: %w", datadir, err)
-		}
-		removed = append(removed, datadir)
-	}
-	for _, f := range []string{MariaDBInit, RabbitConf} {
-		if err := os.Remove(d.File(f)); err != nil && !os.IsNotExist(err) {
-			return removed, err
-		}
-	}
-	return removed, nil
+	return []string{db.String() + " (Heat's own database server)"}, nil
 }
 
 // LiveDatabase says what DropDatabase would remove now, without credentials
-// (for check mode): nothing when the database is gone.
+// (for check mode): nothing when the database is gone, or when Heat reaches
+// it by another address (Published: its backend says).
 func (d Dir) LiveDatabase(ctx context.Context, admin *heatdb.DB) []string {
 	db, err := d.Database()
 	if err != nil {
 		return nil
 	}
 	if db.Published {
-		if st, err := os.Lstat(d.File(MariaDBDir)); err == nil && st.IsDir() {
-			return []string{d.File(MariaDBDir)}
-		}
+		// The backend that made it knows what removing it takes.
 		return nil
 	}
 	as := db.DB

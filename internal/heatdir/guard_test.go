@@ -2,6 +2,7 @@ package heatdir
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -310,9 +311,46 @@ func TestRecordVersions(t *testing.T) {
 	os.WriteFile(d.File(RecordFile), []byte(`{"heat_type": "pod", "endpoint": "http://127.0.0.1:2/v1/admin",
 		"process": {"pid": 0}, "podman_name": "ephemeral-heat-x", "podman_socket": "unix:///s"}`), 0o600)
 	got, err = d.ReadRecord()
-	if err != nil || got.Version != 0 || got.State != Running || got.Podman == nil || got.Podman.Name != "ephemeral-heat-x" ||
-		got.Podman.Socket != "unix:///s" || got.Tag() != "" {
+	var legacy struct{ Name, Socket string }
+	if err != nil || got.Version != 0 || got.State != Running || got.Object == nil || got.Object.Key != "podman" ||
+		got.Object.Name != "ephemeral-heat-x" || got.Object.Decode(&legacy) != nil || legacy.Socket != "unix:///s" || got.Tag() != "" {
 		t.Errorf("version 0: %+v %v", got, err)
+	}
+	// What a backend records of what it started stays under its own key,
+	// as it wrote it.
+	type thing struct {
+		Name string `json:"name"`
+		ID   string `json:"id"`
+	}
+	obj, err := NewObject("thing", thing{Name: "t-1", ID: "abc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteRecord(&Record{State: Running, LaunchID: "l", HeatType: "fake", Object: obj}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(d.File(RecordFile))
+	var onDisk map[string]any
+	if err := json.Unmarshal(raw, &onDisk); err != nil || onDisk["thing"] == nil || onDisk["launch_id"] != "l" {
+		t.Errorf("on disk: %s %v", raw, err)
+	}
+	var back thing
+	got, err = d.ReadRecord()
+	if err != nil || got.Object == nil || got.Object.Key != "thing" || got.Describe() != "fake t-1" ||
+		got.Object.Decode(&back) != nil || back.ID != "abc" {
+		t.Errorf("object round trip: %+v %v", got, err)
+	}
+	for _, tc := range []struct{ name, body, want string }{
+		{"two objects", `{"version": 1, "a": {"name": "x"}, "b": {"name": "y"}}`, "names two things started"},
+		{"object without a name", `{"version": 1, "a": {"id": "x"}}`, "has no name"},
+	} {
+		os.WriteFile(d.File(RecordFile), []byte(tc.body), 0o600)
+		if _, err := d.ReadRecord(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	if _, err := NewObject("launch_id", thing{Name: "x"}); err == nil {
+		t.Errorf("an object under a key of the record itself was accepted")
 	}
 	if err := d.RemoveRecord(); err != nil || d.RemoveRecord() != nil {
 		t.Errorf("remove: %v", err)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
@@ -25,6 +27,10 @@ const (
 	// Running: Heat started and is identified (Process or Podman).
 	Running = "running"
 )
+
+// ProcessIdentity is the key of Record.Process in launch.json: the
+// identity of a backend that runs Heat as a host process group.
+const ProcessIdentity = "process"
 
 // Record is launch.json: what a launch started and how to recognise it.
 // Nothing is ever signalled or removed unless a record names it and its
@@ -46,21 +52,123 @@ type Record struct {
 	// DBHostPort is the port on the host's 127.0.0.1 where a pod's own
 	// MariaDB is published.
 	DBHostPort int `json:"database_host_port,omitempty"`
-	// Process is heat-all (heat_type native).
+	// Process is Heat's host process group (heat_type native): the one
+	// identity that the watchdog and backend.Running check themselves, by
+	// pid, start time and launch tag.
 	Process *proc.Record `json:"process,omitempty"`
-	// Podman is the container or pod (heat_type container, pod).
-	Podman *Podman `json:"podman,omitempty"`
+	// Object is what a backend started other than a host process (a
+	// podman container or pod), as that backend records it: launch.json
+	// holds it under the backend's own key (backend.Declaration.Identity).
+	Object *Object `json:"-"`
 	// Watchdog watches owner_pid while Heat runs.
 	Watchdog  *Watchdog `json:"watchdog,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 }
 
-// Podman identifies a container or pod: its name, its id (a new object of
-// the same name has another), and the service that runs it.
-type Podman struct {
-	Name   string `json:"name"`
-	ID     string `json:"id"`
-	Socket string `json:"socket"`
+// Object is a backend's own record of what it started, kept in launch.json
+// under Key. Its data is a JSON object with at least "name", which names
+// it in messages (Describe) and results; the rest is the backend's.
+type Object struct {
+	Key  string
+	Name string
+	Data json.RawMessage
+}
+
+// NewObject records v, which marshals to a JSON object with a "name", under
+// key (the backend's identity).
+func NewObject(key string, v any) (*Object, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("recording what %s started: %w", key, err)
+	}
+	return objectOf(key, b)
+}
+
+func objectOf(key string, data []byte) (*Object, error) {
+	var n struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(data, &n); err != nil {
+		return nil, fmt.Errorf("%q: %w", key, err)
+	}
+	if n.Name == "" {
+		return nil, fmt.Errorf("%q has no name", key)
+	}
+	if recordKeys()[key] || legacyKeys[key] {
+		return nil, fmt.Errorf("%q is a field of the launch record itself", key)
+	}
+	return &Object{Key: key, Name: n.Name, Data: data}, nil
+}
+
+// Decode reads the backend's record into v.
+func (o *Object) Decode(v any) error {
+	if err := json.Unmarshal(o.Data, v); err != nil {
+		return fmt.Errorf("the launch record's %q: %w", o.Key, err)
+	}
+	return nil
+}
+
+// recordFields is Record without its JSON methods.
+type recordFields Record
+
+// recordKeys are the JSON keys of Record's own fields.
+func recordKeys() map[string]bool {
+	keys := map[string]bool{}
+	t := reflect.TypeOf(recordFields{})
+	for i := 0; i < t.NumField(); i++ {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			keys[name] = true
+		}
+	}
+	return keys
+}
+
+// legacyKeys are the fields of version-0 records (legacyRecord).
+var legacyKeys = map[string]bool{"podman_name": true, "podman_socket": true}
+
+// MarshalJSON writes the record's fields and its Object under the Object's key.
+func (r Record) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(recordFields(r))
+	if err != nil || r.Object == nil {
+		return b, err
+	}
+	if _, err := objectOf(r.Object.Key, r.Object.Data); err != nil {
+		return nil, fmt.Errorf("encoding the launch record: %w", err)
+	}
+	key, _ := json.Marshal(r.Object.Key)
+	out := append([]byte(nil), b[:len(b)-1]...)
+	out = append(append(append(append(out, ','), key...), ':'), r.Object.Data...)
+	return append(out, '}'), nil
+}
+
+// UnmarshalJSON reads the record's fields; the one other key, if any, is
+// its Object.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	var f recordFields
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	own := recordKeys()
+	f.Object = nil
+	for key, v := range all {
+		if own[key] || legacyKeys[key] || string(v) == "null" {
+			continue
+		}
+		if f.Object != nil {
+			return fmt.Errorf("it names two things started, %q and %q", f.Object.Key, key)
+		}
+		o, err := objectOf(key, v)
+		if err != nil {
+			return err
+		}
+		f.Object = o
+	}
+	*r = Record(f)
+	return nil
 }
 
 // Watchdog is the watchdog process and the owner it watches.
@@ -93,11 +201,16 @@ func (r *Record) Describe() string {
 	switch {
 	case r.Process != nil:
 		return fmt.Sprintf("pid %d", r.Process.PID)
-	case r.Podman != nil:
-		return r.HeatType + " " + r.Podman.Name
+	case r.Object != nil:
+		return r.HeatType + " " + r.Object.Name
 	}
 	return r.HeatType + " launch " + r.LaunchID
 }
+
+// legacyObjectKey is where version 1 keeps what version 0 recorded as
+// podman_name and podman_socket: the container and pod backends' identity
+// (their package declares it; this is the migration of old records).
+const legacyObjectKey = "podman"
 
 // legacyRecord holds the fields of a version-0 record that moved.
 type legacyRecord struct {
@@ -139,7 +252,11 @@ func decodeRecord(p string, b []byte) (*Record, error) {
 		// ours, and are never signalled), the podman object by name.
 		r.State = Running
 		if old.PodmanName != "" {
-			r.Podman = &Podman{Name: old.PodmanName, Socket: old.PodmanSocket}
+			o, err := NewObject(legacyObjectKey, map[string]string{"name": old.PodmanName, "socket": old.PodmanSocket})
+			if err != nil {
+				return nil, err
+			}
+			r.Object = o
 		}
 	}
 	return &r, nil

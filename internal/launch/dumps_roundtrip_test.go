@@ -61,7 +61,7 @@ func TestDumpWipeRestoreRoundTrip(t *testing.T) {
 				a, _ := heatdb.ParseAdmin(o.DatabaseURL)
 				admin = &a
 			}
-			r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 5, Wipe: true,
+			r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: hd, Keep: 5, Wipe: true,
 				WipeFunc: func(ctx context.Context) ([]string, error) {
 					return hd.DropDatabase(ctx, admin, t.Logf)
 				}})
@@ -81,7 +81,7 @@ func TestDumpWipeRestoreRoundTrip(t *testing.T) {
 				t.Fatalf("live database still there after wipe: %v %v", exists, err)
 			}
 			// A second dump finds the database gone and the dump saved: no change.
-			again, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Wipe: true})
+			again, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: hd, Wipe: true})
 			if err != nil || again.Changed || again.Path != r.Path {
 				t.Fatalf("second dump: %+v %v", again, err)
 			}
@@ -115,12 +115,12 @@ func TestDumpWipeRestoreRoundTrip(t *testing.T) {
 			o.State = launch.Stopped
 			launch.Run(context.Background(), o)
 			// Without a .sha256 it is refused unless told verify: false.
-			if _, err := dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: dir, Dump: file}); err == nil ||
+			if _, err := dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: hd, Dump: file}); err == nil ||
 				!strings.Contains(err.Error(), "verify: false") {
 				t.Fatalf("an unverified dump was not refused: %v", err)
 			}
 			var warned []string
-			rr, err := dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: dir, Dump: file, AllowUnverified: true,
+			rr, err := dumps.Restore(context.Background(), dumps.RestoreOptions{HeatDir: hd, Dump: file, AllowUnverified: true,
 				Warn: func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }})
 			if err != nil || !rr.Changed || len(rr.Stacks) != 1 || rr.Backup == "" {
 				t.Fatalf("restoring the mysqldump file: %+v %v", rr, err)

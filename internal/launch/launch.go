@@ -1,7 +1,8 @@
 // Package launch starts, finds and stops the ephemeral Heat of one heat_dir,
 // whatever runs it: it guards and locks the heat_dir (package heatdir),
 // prepares the database (package heatdb), records the launch before
-// anything starts, has a backend (registry.go: native, container, pod)
+// anything starts, has a backend (registry.go: native, container, pod;
+// each declares its options, defaults, database lifecycle and identity)
 // start Heat, waits until it serves and until Heat has reset the stacks an
 // interruption left IN_PROGRESS, and keeps a watchdog on the caller. A
 // later run recognises what the record names by its identity (pid, start
@@ -11,7 +12,6 @@ package launch
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -43,11 +43,16 @@ const (
 	MySQL  = string(heatdb.MySQL)
 )
 
-// Defaults of the options a caller leaves zero (the module always gives
-// them: it refuses a port or timeout outside its range before it gets here).
+// Defaults of the options a caller leaves zero (the module's spec has
+// them too: it refuses a port or timeout outside its range before it gets
+// here). The backends declare the defaults of their own options.
 const (
-	DefaultAPIPort = 8006
-	DefaultTimeout = 180 * time.Second
+	DefaultState    = Started
+	DefaultHeatType = Native
+	DefaultAPIPort  = 8006
+	DefaultBindHost = "127.0.0.1"
+	DefaultDatabase = SQLite
+	DefaultTimeout  = 180 * time.Second
 	// MaxTimeoutSeconds is the longest timeout accepted: a day.
 	MaxTimeoutSeconds = 86400
 )
@@ -71,10 +76,9 @@ type Options struct {
 	// NoDump: state=absent removes the database without dumping it first
 	// (dump: false). By default absent dumps it, as heat_db_dump does, and
 	// removes it only once the dump is verified, as TripleO does.
-	NoDump         bool
-	Timeout        time.Duration
-	HeatAllCommand string
-	CheckMode      bool
+	NoDump    bool
+	Timeout   time.Duration
+	CheckMode bool
 	// RestoreFrom is the dump restore_db loads ("" = the newest in HeatDir):
 	// a file (ours, or tripleoclient's heat-db.sql-*.tar.bzip2, which is
 	// copied into HeatDir first), or a directory standing for its newest
@@ -96,15 +100,11 @@ type Options struct {
 	// our tuning (for benchmarks).
 	StockConf bool
 
-	// Container and pod (package podheat): the Heat image (api/engine
-	// images default to it), engine workers (pod), an existing RabbitMQ
-	// (pod; "" runs its own) and the podman service's socket.
-	Image         string
-	APIImage      string
-	EngineImage   string
-	EngineWorkers int
-	TransportURL  string
-	PodmanSocket  string
+	// Backend holds the options of the backends by name (heat_all_command,
+	// image, engine_workers ...: backend.Declaration.Options). With state
+	// started, one that HeatType's backend does not use is refused, and
+	// the declared defaults fill in those not given ("" or 0 is not given).
+	Backend backend.Values
 
 	// Warn receives warnings for the operator; Secret registers values to mask.
 	Warn   func(format string, args ...any)
@@ -133,8 +133,9 @@ type Outcome struct {
 	// Reset lists the stacks an interruption had left IN_PROGRESS, which
 	// Heat set to FAILED when it started.
 	Reset []string
-	// PodmanName is the pod or container (heat_type container and pod).
-	PodmanName string
+	// ObjectName names what runs Heat when not a host process: the pod or
+	// container (heat_type container and pod; the module's podman_name).
+	ObjectName string
 	// Before and After are the heat_dir's Heat before and after a run
 	// that changed it (in check mode, After is the prediction): the
 	// module's diff.
@@ -146,25 +147,22 @@ func (o *Options) defaults() {
 		o.RestoreDB = true
 	}
 	if o.State == "" {
-		o.State = Started
+		o.State = DefaultState
 	}
 	if o.HeatType == "" {
-		o.HeatType = Native
+		o.HeatType = DefaultHeatType
 	}
 	if o.APIPort == 0 {
 		o.APIPort = DefaultAPIPort
 	}
 	if o.BindHost == "" {
-		o.BindHost = "127.0.0.1"
+		o.BindHost = DefaultBindHost
 	}
 	if o.Database == "" {
-		o.Database = SQLite
+		o.Database = DefaultDatabase
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
-	}
-	if o.HeatAllCommand == "" {
-		o.HeatAllCommand = "heat-all"
 	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = 15 * time.Second
@@ -198,7 +196,8 @@ func (o *Options) validate() (heatdir.Dir, *heatdb.DB, error) {
 	default:
 		return d, nil, fmt.Errorf("state %q is unknown; use started, stopped or absent", o.State)
 	}
-	if _, ok := backends[o.HeatType]; !ok {
+	decl, ok := declaration(o.HeatType)
+	if !ok {
 		return d, nil, fmt.Errorf("heat_type %q is unknown; use one of %s", o.HeatType, strings.Join(HeatTypes(), ", "))
 	}
 	var admin *heatdb.DB
@@ -223,11 +222,11 @@ func (o *Options) validate() (heatdir.Dir, *heatdb.DB, error) {
 	}
 	switch o.Database {
 	case SQLite:
-		if o.DatabaseURL != "" && o.HeatType != Pod {
+		if o.DatabaseURL != "" && !decl.OwnDatabaseServer {
 			return d, nil, errors.New("database_url is only used with database: mysql; remove it or set database: mysql")
 		}
 	case MySQL:
-		if o.DatabaseURL == "" && o.HeatType != Pod {
+		if o.DatabaseURL == "" && !decl.OwnDatabaseServer {
 			return d, nil, errors.New("database: mysql needs database_url, the URL of an existing MySQL/MariaDB with a user allowed to create databases and users, e.g. mysql://root:PASSWORD@127.0.0.1:3306/")
 		}
 	default:
@@ -241,8 +240,9 @@ type launcher struct {
 	o     *Options
 	d     heatdir.Dir
 	admin *heatdb.DB
-	// b and bspec are the requested backend and its spec, checked (state
-	// started only).
+	// decl, b and bspec are the requested backend, its instance and its
+	// spec, checked (state started only).
+	decl  backend.Declaration
 	b     backend.Backend
 	bspec *backend.Spec
 }
@@ -265,8 +265,14 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	l := &launcher{o: &o, d: d, admin: admin}
 	if o.State == Started {
 		// The backend's own options are checked before anything is
-		// created (a heat_all_command that does not exist, a bad image).
-		l.b, l.bspec = backends[o.HeatType](), l.spec(o.HeatType)
+		// created (one of another heat_type, a heat_all_command that does
+		// not exist, a bad image).
+		l.decl, _ = declaration(o.HeatType)
+		vals, err := backendValues(l.decl, o.Backend, true)
+		if err != nil {
+			return Outcome{HeatDir: o.HeatDir}, err
+		}
+		l.b, l.bspec = l.decl.New(), l.spec(o.HeatType, vals)
 		if err := l.b.Check(l.bspec); err != nil {
 			return Outcome{HeatDir: o.HeatDir}, err
 		}
@@ -287,26 +293,38 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	return l.stop(ctx)
 }
 
-// spec is what the backends get of the options.
-func (l *launcher) spec(heatType string) *backend.Spec {
+// spec is what a backend of heatType gets of the options; vals are its
+// own (backendValues).
+func (l *launcher) spec(heatType string, vals backend.Values) *backend.Spec {
 	o := l.o
 	return &backend.Spec{
 		Dir: l.d, HeatType: heatType, BindHost: o.BindHost, APIPort: o.APIPort,
-		Extra: tuning.Apply(o.ExtraConf, o.StockConf), AdminDB: l.admin, HeatAllCommand: o.HeatAllCommand,
-		Image: o.Image, APIImage: o.APIImage, EngineImage: o.EngineImage, EngineWorkers: o.EngineWorkers,
-		TransportURL: o.TransportURL, Socket: o.PodmanSocket, Timeout: o.Timeout, StopGrace: o.StopGrace,
-		Warn: o.Warn, Secret: o.Secret,
+		Extra: tuning.Apply(o.ExtraConf, o.StockConf), AdminDB: l.admin, Options: vals,
+		Timeout: o.Timeout, StopGrace: o.StopGrace, Warn: o.Warn, Secret: o.Secret,
 	}
+}
+
+// recordedSpec is the spec of backend d (a record's, or the requested one
+// with state stopped or absent): of the options given, those it uses.
+func (l *launcher) recordedSpec(d backend.Declaration) *backend.Spec {
+	vals, _ := backendValues(d, l.o.Backend, false)
+	return l.spec(d.HeatType, vals)
 }
 
 // fingerprint identifies the requested configuration (after the backend
 // filled its defaults): a running Heat with another fingerprint is
-// restarted. Credentials made per launch are not part of it.
+// restarted. Credentials made per launch, and options that do not change
+// how Heat runs (backend.Option.NoRestart), are not part of it.
 func (l *launcher) fingerprint(s *backend.Spec) string {
+	opts := map[string]any{}
+	for _, o := range l.decl.Options {
+		if !o.NoRestart {
+			opts[o.Name] = s.Options[o.Name]
+		}
+	}
 	b, _ := json.Marshal(map[string]any{
 		"heat_type": s.HeatType, "bind_host": s.BindHost, "api_port": s.APIPort, "database": l.o.Database,
-		"database_url": l.o.DatabaseURL, "command": s.HeatAllCommand, "image": s.Image, "api_image": s.APIImage,
-		"engine_image": s.EngineImage, "engine_workers": s.EngineWorkers, "transport_url": s.TransportURL,
+		"database_url": l.o.DatabaseURL, "options": opts,
 		"extra": s.Extra, // our tuning too: new defaults restart an old Heat
 	})
 	sum := sha256.Sum256(b)
@@ -319,18 +337,20 @@ func (l *launcher) outcome(rec *heatdir.Record) Outcome {
 	if rec.Process != nil {
 		out.PID = rec.Process.PID
 	}
-	if rec.Podman != nil {
-		out.PodmanName = rec.Podman.Name
+	if rec.Object != nil {
+		out.ObjectName = rec.Object.Name
 	}
 	return out
 }
 
-// backendOf returns a backend for what a record names (nil: unknown type).
-func backendOf(heatType string) backend.Backend {
-	if mk, ok := backends[heatType]; ok {
-		return mk()
+// backendOf returns a backend for what a record names, and its spec (nil:
+// unknown type).
+func (l *launcher) backendOf(heatType string) (backend.Backend, *backend.Spec) {
+	d, ok := declaration(heatType)
+	if !ok {
+		return nil, nil
 	}
-	return nil
+	return d.New(), l.recordedSpec(d)
 }
 
 func (l *launcher) start(ctx context.Context) (Outcome, error) {
@@ -341,16 +361,16 @@ func (l *launcher) start(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	prev := b
+	prev, prevSpec := b, spec
 	var before View
 	if rec != nil {
 		if rec.HeatType != o.HeatType {
-			if prev = backendOf(rec.HeatType); prev == nil {
+			if prev, prevSpec = l.backendOf(rec.HeatType); prev == nil {
 				return Outcome{}, fmt.Errorf("%s records heat_type %q, which this module does not know: stop that Heat by hand and remove the file",
 					l.d.File(heatdir.RecordFile), rec.HeatType)
 			}
 		}
-		alive, why := prev.Alive(ctx, spec, rec)
+		alive, why := prev.Alive(ctx, prevSpec, rec)
 		switch {
 		case alive && rec.State == heatdir.Running && rec.HeatType == o.HeatType && rec.Fingerprint == fp && b.Ready(ctx, spec, rec) == nil:
 			out := l.outcome(rec)
@@ -386,7 +406,7 @@ func (l *launcher) start(ctx context.Context) (Outcome, error) {
 		if err := l.stopWatchdog(rec); err != nil {
 			return Outcome{}, err
 		}
-		if err := prev.Remove(ctx, spec, rec); err != nil {
+		if err := prev.Remove(ctx, prevSpec, rec); err != nil {
 			return Outcome{}, fmt.Errorf("stopping the previous Heat: %w", err)
 		}
 	}
@@ -482,13 +502,13 @@ func (l *launcher) startHeat(ctx context.Context, b backend.Backend, spec *backe
 	if ip := strings.Trim(o.BindHost, "[]"); ip != "127.0.0.1" && ip != "::1" && ip != "localhost" {
 		o.Warn("the Heat API has no authentication and is bound to %s: anyone who can reach that address controls it", o.BindHost)
 	}
+	// database_url's server, or the backend's own database.
+	lc := b.Database()
 	if l.admin != nil {
-		db, err := l.provision(ctx)
-		if err != nil {
-			return nil, err
-		}
-		cfg.Database = db
-		rec.Database, rec.DBLocation = MySQL, db.String()
+		lc = provisioned{l}
+	}
+	if err := lc.Create(ctx, spec, cfg, rec); err != nil {
+		return nil, err
 	}
 	if err := b.Configure(ctx, spec, cfg, rec); err != nil {
 		return nil, err
@@ -500,7 +520,7 @@ func (l *launcher) startHeat(ctx context.Context, b backend.Backend, spec *backe
 	var restore func(context.Context) error
 	if o.RestoreDB {
 		restore = func(ctx context.Context) error {
-			r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: l.d.Path(), Dump: o.RestoreFrom, AllowUnverified: o.RestoreUnverified,
+			r, err := dumps.Restore(ctx, dumps.RestoreOptions{HeatDir: l.d, Dump: o.RestoreFrom, AllowUnverified: o.RestoreUnverified,
 				Warn: o.Warn, Secret: o.Secret})
 			if err != nil {
 				return fmt.Errorf("restore_db: %w", err)
@@ -512,33 +532,14 @@ func (l *launcher) startHeat(ctx context.Context, b backend.Backend, spec *backe
 	if err := b.Start(ctx, spec, rec, restore); err != nil {
 		return nil, err
 	}
+	if err := identified(l.decl, rec); err != nil {
+		return nil, err
+	}
 	rec.State = heatdir.Running
 	if err := l.d.WriteRecord(rec); err != nil {
 		return nil, err
 	}
 	return restored, l.waitReady(ctx, b, spec, rec)
-}
-
-// provision creates Heat's database and account on database_url's server,
-// with a new random password at each launch.
-func (l *launcher) provision(ctx context.Context) (heatdb.DB, error) {
-	name := l.admin.Database
-	if name == "" {
-		// Stable per heat_dir, so two deployments do not share one.
-		sum := sha256.Sum256([]byte(l.d.Path()))
-		name = "heat_" + hex.EncodeToString(sum[:])[:10]
-	}
-	user := name
-	if len(user) > 32 {
-		user = user[:32]
-	}
-	pwb := make([]byte, 18)
-	if _, err := rand.Read(pwb); err != nil {
-		return heatdb.DB{}, fmt.Errorf("generating a password: %w", err)
-	}
-	pw := hex.EncodeToString(pwb)
-	l.o.Secret(pw)
-	return heatdb.Provision(ctx, *l.admin, name, user, pw)
 }
 
 // waitReady waits until the backend says Heat serves, up to the timeout.
@@ -577,12 +578,11 @@ func (l *launcher) stop(ctx context.Context) (Outcome, error) {
 		heatType = rec.HeatType
 		out = l.outcome(rec)
 	}
-	b := backendOf(heatType)
+	b, spec := l.backendOf(heatType)
 	if b == nil {
 		return out, fmt.Errorf("%s records heat_type %q, which this module does not know: stop that Heat by hand and remove the file",
 			l.d.File(heatdir.RecordFile), heatType)
 	}
-	spec := l.spec(heatType)
 	alive := false
 	if rec != nil {
 		var why string
@@ -596,7 +596,7 @@ func (l *launcher) stop(ctx context.Context) (Outcome, error) {
 	}
 	var dbItems []string
 	if o.State == Absent {
-		dbItems = l.d.LiveDatabase(ctx, l.admin)
+		dbItems = l.database().Live(ctx, l.d)
 	}
 	if len(found) == 0 && rec == nil && len(dbItems) == 0 {
 		out.Msg = "no Heat is running for " + o.HeatDir
@@ -640,7 +640,7 @@ func (l *launcher) stop(ctx context.Context) (Outcome, error) {
 		out.Msg = "no Heat was running for " + o.HeatDir
 	}
 	if o.State == Absent {
-		removed, err := l.dropDatabase(ctx)
+		removed, err := l.database().Teardown(ctx, l.d, o.Warn)
 		out.Removed = append(out.Removed, removed...)
 		if err != nil {
 			return out, err
@@ -677,14 +677,14 @@ func (l *launcher) dumpAndWipe(ctx context.Context, b backend.Backend, spec *bac
 	case !has:
 		return dumps.Result{}, false, nil
 	}
-	r, err := dumps.Dump(ctx, dumps.DumpOptions{HeatDir: l.d.Path(), Keep: DefaultKeep, Wipe: true, Warn: l.o.Warn, Secret: l.o.Secret,
+	r, err := dumps.Dump(ctx, dumps.DumpOptions{HeatDir: l.d, Keep: DefaultKeep, Wipe: true, Warn: l.o.Warn, Secret: l.o.Secret,
 		WipeFunc: func(c context.Context) ([]string, error) {
 			if rec != nil {
 				if err := b.StopHeat(c, spec, rec); err != nil {
 					return nil, err
 				}
 			}
-			return l.d.DropDatabase(c, l.admin, l.o.Warn)
+			return l.database().Drop(c, l.d, l.o.Warn)
 		}})
 	if err != nil {
 		return r, false, fmt.Errorf("%s dumps the database before removing it, and the dump failed: %w; the database was kept. "+
@@ -696,12 +696,3 @@ func (l *launcher) dumpAndWipe(ctx context.Context, b backend.Backend, spec *bac
 // DefaultKeep is how many older dumps a teardown's dump keeps (as
 // heat_db_dump's keep).
 const DefaultKeep = 5
-
-// dropDatabase removes the database of a stopped Heat: a pod's own MariaDB
-// (its datadir: the pod is gone), or what heat.conf names.
-func (l *launcher) dropDatabase(ctx context.Context) ([]string, error) {
-	if db, err := l.d.Database(); err == nil && db.Published {
-		return l.d.RemovePodDatabase()
-	}
-	return l.d.DropDatabase(ctx, l.admin, l.o.Warn)
-}

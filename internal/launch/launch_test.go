@@ -16,6 +16,8 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/native"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 
@@ -304,17 +306,19 @@ func TestStartErrors(t *testing.T) {
 		setup   func(t *testing.T, o *Options)
 		wantErr []string
 	}{
-		{"heat not installed", func(t *testing.T, o *Options) { o.HeatAllCommand = "/nonexistent/heat-all" },
+		{"heat not installed", func(t *testing.T, o *Options) {
+			o.Backend = backend.Values{native.HeatAll.Name: "/nonexistent/heat-all"}
+		},
 			[]string{"was not found", "apt-get install", "heat-common"}},
 		{"heat exits during start-up", func(t *testing.T, o *Options) {
-			o.HeatAllCommand = fakeHeat(t, "echo 'CRITICAL heat [-] config is broken: no foo'; exit 3")
+			o.Backend = backend.Values{native.HeatAll.Name: fakeHeat(t, "echo 'CRITICAL heat [-] config is broken: no foo'; exit 3")}
 		}, []string{"exited during start-up", "exit status 3", "config is broken: no foo", "heat-all.stdout.log"}},
 		{"readiness timeout", func(t *testing.T, o *Options) {
-			o.HeatAllCommand = fakeHeat(t, "echo waiting forever; exec sleep 300")
+			o.Backend = backend.Values{native.HeatAll.Name: fakeHeat(t, "echo waiting forever; exec sleep 300")}
 			o.Timeout = 2 * time.Second
 		}, []string{"did not answer", "within 2s", "raise timeout", "waiting forever"}},
 		{"port in use", func(t *testing.T, o *Options) {
-			o.HeatAllCommand = fakeHeat(t, "exit 0")
+			o.Backend = backend.Values{native.HeatAll.Name: fakeHeat(t, "exit 0")}
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", o.APIPort))
 			if err != nil {
 				t.Fatal(err)
@@ -323,8 +327,21 @@ func TestStartErrors(t *testing.T) {
 		}, []string{fmt.Sprintf("already in use by pid %d", os.Getpid()), "choose another api_port"}},
 		{"mysql without url", func(t *testing.T, o *Options) { o.Database = MySQL }, []string{"database: mysql needs database_url"}},
 		{"sqlite with url", func(t *testing.T, o *Options) { o.DatabaseURL = "mysql://a:b@h/" }, []string{"database_url is only used with database: mysql"}},
-		{"transport_url with container", func(t *testing.T, o *Options) { o.HeatType = Container; o.TransportURL = "rabbit://a:b@h/" },
-			[]string{"transport_url is only used with heat_type: pod"}},
+		{"transport_url with container", func(t *testing.T, o *Options) {
+			o.HeatType = Container
+			o.Backend = backend.Values{"transport_url": "rabbit://a:b@h/"}
+		},
+			[]string{"transport_url is only used with heat_type: pod (heat-all runs its RPC in-process)"}},
+		// Each backend's options, refused with another heat_type, saying
+		// which ones use them.
+		{"podman options with native", func(t *testing.T, o *Options) {
+			o.Backend = backend.Values{"image": "i", "engine_workers": 2, "podman_socket": "unix:///s"}
+		}, []string{"engine_workers is only used with heat_type: pod", "image is only used with heat_type: container or pod",
+			"podman_socket is only used with heat_type: container or pod"}},
+		{"pod options with container", func(t *testing.T, o *Options) {
+			o.HeatType = Container
+			o.Backend = backend.Values{"api_image": "i", "heat_all_command": "/usr/bin/heat-all"}
+		}, []string{"api_image is only used with heat_type: pod", "heat_all_command is only used with heat_type: native"}},
 		{"restore without a dump", func(t *testing.T, o *Options) { o.RestoreDB = true }, []string{"restore_db: no database dump", "heat_db_dump state=dumped"}},
 		{"relative dir", func(t *testing.T, o *Options) { o.HeatDir = "rel/dir" }, []string{"heat_dir must be an absolute path"}},
 	}

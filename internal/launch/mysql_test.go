@@ -93,7 +93,7 @@ func TestNativeWithMySQL(t *testing.T) {
 	// outlives the deploy.
 	run(t, o, Started)
 	d, _ := heatdir.At(o.HeatDir)
-	if _, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: o.HeatDir, Wipe: true,
+	if _, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: d, Wipe: true,
 		WipeFunc: func(c context.Context) ([]string, error) { return d.DropDatabase(c, nil, o.Warn) }}); err != nil {
 		t.Fatal(err)
 	}

@@ -172,12 +172,11 @@ func teardownAfterOwner(d heatdir.Dir, launchID string, logf func(string, ...any
 	o := Options{State: Stopped, HeatDir: d.Path(), Warn: logf}
 	o.defaults()
 	l := &launcher{o: &o, d: d}
-	b := backendOf(rec.HeatType)
+	b, spec := l.backendOf(rec.HeatType)
 	if b == nil {
 		logf("%s records heat_type %q, which this module does not know", d.File(heatdir.RecordFile), rec.HeatType)
 		return 1
 	}
-	spec := l.spec(rec.HeatType)
 	code := 0
 	// Heat is stopped once the dump is verified, so nothing writes to the
 	// database being dropped. A pod keeps its MariaDB running: the

@@ -8,38 +8,38 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/podheat"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 
-var spec = &module.Spec{
-	Name:  "ephemeral_heat_launch",
-	Short: "start, stop or remove a short-lived, no-auth Heat for one deployment",
-	Params: []module.Param{
-		{Name: "state", Default: launch.Started, Choices: []string{launch.Started, launch.Stopped, launch.Absent},
-			Help: "started, stopped (keep the database) or absent (also remove the database)"},
-		{Name: "heat_type", Default: launch.Native, Choices: launch.HeatTypes(),
-			Help: "how Heat runs"},
-		{Name: "heat_dir", Type: module.Path, Required: true, Help: "directory holding Heat's config, logs and database"},
-		{Name: "api_port", Type: module.Int, Default: 8006, Range: module.Between(1, 65535), Help: "port of the Heat API"},
-		{Name: "bind_host", Default: "127.0.0.1", Help: "address the Heat API listens on"},
-		{Name: "database", Default: launch.SQLite, Choices: []string{launch.SQLite, launch.MySQL}, Help: "database backend"},
-		{Name: "database_url", NoLog: true, Help: "an existing MySQL for database=mysql, mysql://USER:PASSWORD@HOST:PORT/[DB]"},
-		{Name: "restore_db", Type: module.Bool, Default: false, Help: "load the newest database dump before starting"},
-		{Name: "restore_verify", Type: module.Bool, Default: true, Help: "restore_db: refuse a dump without a matching .sha256 (false loads it anyway)"},
-		{Name: "restore_from", Type: module.Path, Help: "the dump to load (implies restore_db): a file, or a directory for its newest dump (a tripleoclient working dir)"},
-		{Name: "timeout", Type: module.Int, Default: 180, Range: module.Between(1, launch.MaxTimeoutSeconds), Help: "seconds to wait for the API to answer"},
-		{Name: "heat_all_command", Default: "heat-all", Help: "the heat-all executable (heat-manage is looked up beside it)"},
-		{Name: "image", Default: podheat.DefaultImage, Help: "container/pod: the Heat image (make heat-image builds it)"},
-		{Name: "api_image", Help: "pod: image of heat-api (default: image)"},
-		{Name: "engine_image", Help: "pod: image of heat-engine (default: image)"},
-		{Name: "engine_workers", Type: module.Int, Range: module.Between(1, 256), Help: "pod: heat-engine workers (default: half the CPUs, at least 1)"},
-		{Name: "transport_url", NoLog: true, Help: "pod: an existing RabbitMQ, rabbit://USER:PASSWORD@HOST:PORT/ (default: the pod runs its own)"},
-		{Name: "podman_socket", Help: "container/pod: the podman service (default unix:///run/podman/podman.sock, or $XDG_RUNTIME_DIR/podman/podman.sock)"},
-		{Name: "owner_pid", Type: module.Int, Default: 0, Range: module.Between(0, proc.MaxPID), Help: "if this process exits while Heat runs, dump the database and stop Heat"},
-		{Name: "dump", Type: module.Bool, Default: true, Help: "state=absent: dump the database (verified, as heat_db_dump does) before removing it"},
-	},
+var spec = newSpec()
+
+// newSpec is the module's spec: the options every heat_type takes, then
+// those of the registered backends (their declarations).
+func newSpec() *module.Spec {
+	return &module.Spec{
+		Name:  "ephemeral_heat_launch",
+		Short: "start, stop or remove a short-lived, no-auth Heat for one deployment",
+		Params: append([]module.Param{
+			{Name: "state", Default: launch.DefaultState, Choices: []string{launch.Started, launch.Stopped, launch.Absent},
+				Help: "started, stopped (keep the database) or absent (also remove the database)"},
+			{Name: "heat_type", Default: launch.DefaultHeatType, Choices: launch.HeatTypes(),
+				Help: "how Heat runs"},
+			{Name: "heat_dir", Type: module.Path, Required: true, Help: "directory holding Heat's config, logs and database"},
+			{Name: "api_port", Type: module.Int, Default: launch.DefaultAPIPort, Range: module.Between(1, 65535), Help: "port of the Heat API"},
+			{Name: "bind_host", Default: launch.DefaultBindHost, Help: "address the Heat API listens on"},
+			{Name: "database", Default: launch.DefaultDatabase, Choices: []string{launch.SQLite, launch.MySQL}, Help: "database backend"},
+			{Name: "database_url", NoLog: true, Help: "an existing MySQL for database=mysql, mysql://USER:PASSWORD@HOST:PORT/[DB]"},
+			{Name: "restore_db", Type: module.Bool, Default: false, Help: "load the newest database dump before starting"},
+			{Name: "restore_verify", Type: module.Bool, Default: true, Help: "restore_db: refuse a dump without a matching .sha256 (false loads it anyway)"},
+			{Name: "restore_from", Type: module.Path, Help: "the dump to load (implies restore_db): a file, or a directory for its newest dump (a tripleoclient working dir)"},
+			{Name: "timeout", Type: module.Int, Default: int(launch.DefaultTimeout / time.Second), Range: module.Between(1, launch.MaxTimeoutSeconds),
+				Help: "seconds to wait for the API to answer"},
+			{Name: "owner_pid", Type: module.Int, Default: 0, Range: module.Between(0, proc.MaxPID), Help: "if this process exits while Heat runs, dump the database and stop Heat"},
+			{Name: "dump", Type: module.Bool, Default: true, Help: "state=absent: dump the database (verified, as heat_db_dump does) before removing it"},
+		}, launch.BackendParams()...),
+	}
 }
 
 func run(ctx *module.Context) (module.Result, error) {
@@ -57,13 +57,7 @@ func run(ctx *module.Context) (module.Result, error) {
 		RestoreUnverified: !p.Bool("restore_verify"),
 		NoDump:            !p.Bool("dump"),
 		Timeout:           time.Duration(p.Int("timeout")) * time.Second,
-		HeatAllCommand:    p.Str("heat_all_command"),
-		Image:             podmanParam(p, "image"),
-		APIImage:          p.Str("api_image"),
-		EngineImage:       p.Str("engine_image"),
-		EngineWorkers:     p.Int("engine_workers"),
-		TransportURL:      p.Str("transport_url"),
-		PodmanSocket:      p.Str("podman_socket"),
+		Backend:           backendOptions(p),
 		OwnerPID:          p.Int("owner_pid"),
 		CheckMode:         ctx.CheckMode,
 		Warn:              ctx.Warn,
@@ -90,8 +84,8 @@ func run(ctx *module.Context) (module.Result, error) {
 	if len(out.Reset) > 0 {
 		res["reset_stacks"] = out.Reset
 	}
-	if out.PodmanName != "" {
-		res["podman_name"] = out.PodmanName
+	if out.ObjectName != "" {
+		res["podman_name"] = out.ObjectName
 	}
 	if out.Removed != nil {
 		res["removed"] = out.Removed
@@ -102,13 +96,16 @@ func run(ctx *module.Context) (module.Result, error) {
 	return res, err
 }
 
-// podmanParam is a container/pod parameter whose default only applies to
-// those heat types (native rejects it when given).
-func podmanParam(p module.Params, name string) string {
-	if !p.Given(name) && p.Str("heat_type") == launch.Native {
-		return ""
+// backendOptions are the backends' options the user gave (launch fills in
+// the defaults of the heat_type's own, and refuses another's).
+func backendOptions(p module.Params) backend.Values {
+	v := backend.Values{}
+	for _, bp := range launch.BackendParams() {
+		if p.Given(bp.Name) {
+			v[bp.Name] = p.Raw(bp.Name)
+		}
 	}
-	return p.Str(name)
+	return v
 }
 
 func main() {

@@ -63,10 +63,10 @@ func run(ctx *module.Context) (module.Result, error) {
 		if err := backend.NotRunning(bg, d, "state: restored"); err != nil {
 			return module.Result{"changed": false}, err
 		}
-		r, err = dumps.Restore(bg, dumps.RestoreOptions{HeatDir: d.Path(), Dump: p.Str("dest"), AllowUnverified: !p.Bool("verify"),
+		r, err = dumps.Restore(bg, dumps.RestoreOptions{HeatDir: d, Dump: p.Str("dest"), AllowUnverified: !p.Bool("verify"),
 			CheckMode: ctx.CheckMode, Warn: ctx.Warn, Secret: ctx.AddSecret})
 	} else {
-		r, err = dumps.Dump(bg, dumps.DumpOptions{HeatDir: d.Path(), Dest: p.Str("dest"), Compress: p.Str("compress"),
+		r, err = dumps.Dump(bg, dumps.DumpOptions{HeatDir: d, Dest: p.Str("dest"), Compress: p.Str("compress"),
 			Keep: p.Int("keep"), Wipe: p.Bool("wipe"), CheckMode: ctx.CheckMode, Warn: ctx.Warn, Secret: ctx.AddSecret,
 			WipeFunc: func(c context.Context) ([]string, error) {
 				// Any backend: its recorded process, or its API answering.

@@ -191,7 +191,7 @@ func handCases() []badCase {
 			}, want: []string{"heat_all_command", "/nonexistent/heat-all", "not found"}},
 		{name: "podman options with native", module: "ephemeral_heat_launch",
 			setup: func(s *sandbox) (a, string) { return a{"heat_dir": s.path("hd"), "engine_workers": 2}, "" },
-			want:  []string{"engine_workers", "only used with heat_type: container or pod"}},
+			want:  []string{"engine_workers is only used with heat_type: pod"}},
 		{name: "absent cannot dump a database it cannot read", module: "ephemeral_heat_launch", setup: func(s *sandbox) (a, string) {
 			port, _ := proc.FreePort()
 			hd := heatDir(s, "hd", 0)

@@ -1,8 +1,11 @@
-// Package backend is what a way of running Heat (a launch backend) is: the
-// Spec it starts Heat from, the Backend interface every one implements
-// (start, ready, identity, stop), and Running, which tells from a launch
-// record alone, for every backend, whether that Heat still answers.
-// Package launch drives the backends; its registry lists them.
+// Package backend is what a way of running Heat (a launch backend) is: its
+// Declaration (heat_type, options and their defaults, identity in the
+// launch record), the Spec it starts Heat from, the Backend interface every
+// one implements (check, database lifecycle, start, ready, identity, stop),
+// the sqlite database lifecycle that several share, and Running, which
+// tells from a launch record alone, for every backend, whether that Heat
+// still answers. Package launch drives the backends; its registry lists
+// them.
 package backend
 
 import (
@@ -25,14 +28,9 @@ type Spec struct {
 	// AdminDB is the existing MySQL server (database_url) Heat's database
 	// was provisioned on, or nil: the backend provides the database.
 	AdminDB *heatdb.DB
-	// HeatAllCommand is the heat-all executable (native).
-	HeatAllCommand string
-	// Container and pod: images, heat-engine workers, an existing RabbitMQ
-	// ("" for the pod's own) and the podman service.
-	Image, APIImage, EngineImage string
-	EngineWorkers                int
-	TransportURL                 string
-	Socket                       string
+	// Options are the backend's own options (Declaration.Options): those
+	// given, the declared defaults of the others; Check fills in the rest.
+	Options Values
 	// Timeout bounds the start; StopGrace is how long Heat gets to exit.
 	Timeout, StopGrace time.Duration
 	// LaunchID marks what this launch starts (heatdir.Record.LaunchID).
@@ -48,14 +46,16 @@ type Backend interface {
 	// defaults (they are part of the launch's fingerprint), before
 	// anything is touched.
 	Check(s *Spec) error
-	// Configure completes heat.conf's settings for this backend, and gives
-	// Heat its database when cfg has none (no AdminDB): the sqlite file in
-	// heat_dir, or a pod's own MariaDB. It records in rec what the database
-	// is (Database, DBLocation, DBHostPort) and may write files of its own
-	// into the heat_dir.
+	// Database is the backend's database lifecycle, for this launch: the
+	// launcher has it Create Heat's database when database_url names none
+	// (no AdminDB), before Configure.
+	Database() Database
+	// Configure completes heat.conf's settings for this backend; it may
+	// write files of its own into the heat_dir.
 	Configure(ctx context.Context, s *Spec, cfg *heatdir.Config, rec *heatdir.Record) error
 	// Start starts Heat from the written configuration and records its
-	// identity in rec (Process or Podman). restore, when not nil, loads the
+	// identity in rec (Process, or Object under the declared Identity
+	// key). restore, when not nil, loads the
 	// newest dump: Start calls it once the database is reachable and before
 	// db_sync.
 	Start(ctx context.Context, s *Spec, rec *heatdir.Record, restore func(context.Context) error) error

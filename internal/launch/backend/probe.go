@@ -8,6 +8,7 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 
 // probeTimeout bounds one readiness probe.
@@ -26,6 +27,18 @@ func APIAnswers(ctx context.Context, endpoint string) error {
 		return fmt.Errorf("%w: %v", ErrNotReady, err)
 	}
 	return nil
+}
+
+// ProcessServes is the readiness of a Heat run as a host process: nil once
+// the API at endpoint lists stacks, an error wrapping ErrNotReady while it
+// starts, and an error with logs() once the process started has exited.
+func ProcessServes(ctx context.Context, started *proc.Started, endpoint string, logs func() string) error {
+	if started != nil {
+		if exited, err := started.Exited(); exited {
+			return fmt.Errorf("Heat exited during start-up (%v); %s", err, logs())
+		}
+	}
+	return APIAnswers(ctx, endpoint)
 }
 
 // EnginesUp returns nil when the API answers and at least engines engines

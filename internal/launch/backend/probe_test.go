@@ -105,11 +105,11 @@ func TestRunningAndNotRunning(t *testing.T) {
 		}},
 		{name: "a pod whose API answers", record: func(t *testing.T) *heatdir.Record {
 			return &heatdir.Record{State: heatdir.Running, LaunchID: "launch-pod", HeatType: "pod",
-				Endpoint: api.URL + "/v1/admin", Podman: &heatdir.Podman{Name: "heat-pod-x", ID: "abc"}}
+				Endpoint: api.URL + "/v1/admin", Object: podObject(t)}
 		}, want: []string{"the Heat API of pod heat-pod-x", api.URL + "/v1/admin"}},
 		{name: "a pod whose API does not answer", record: func(t *testing.T) *heatdir.Record {
 			return &heatdir.Record{State: heatdir.Running, LaunchID: "launch-pod", HeatType: "pod",
-				Endpoint: deadEndpoint(t), Podman: &heatdir.Podman{Name: "heat-pod-x", ID: "abc"}}
+				Endpoint: deadEndpoint(t), Object: podObject(t)}
 		}},
 		{name: "a corrupt record", corrupt: true, want: []string{"cannot", "launch.json", "is corrupt"}},
 	}
@@ -149,4 +149,14 @@ func TestRunningAndNotRunning(t *testing.T) {
 			}
 		})
 	}
+}
+
+// podObject is what a pod backend records of its pod.
+func podObject(t *testing.T) *heatdir.Object {
+	t.Helper()
+	o, err := heatdir.NewObject("podman", map[string]string{"name": "heat-pod-x", "id": "abc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }

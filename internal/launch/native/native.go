@@ -16,9 +16,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
 
@@ -30,6 +30,21 @@ const (
 	dbSyncLog  = "db_sync.log"
 )
 
+// HeatAll is heat_all_command: the heat-all executable.
+var HeatAll = &backend.Option{Param: module.Param{Name: "heat_all_command", Default: "heat-all",
+	Help: "the heat-all executable (heat-manage is looked up beside it)"}}
+
+// HeatType selects this backend.
+const HeatType = "native"
+
+// Declaration is heat_type native.
+var Declaration = backend.Declaration{
+	HeatType: HeatType,
+	Options:  []*backend.Option{HeatAll},
+	Identity: heatdir.ProcessIdentity,
+	New:      New,
+}
+
 // Backend runs heat-all on the host.
 type Backend struct {
 	heatAll    []string
@@ -40,16 +55,9 @@ type Backend struct {
 // New returns a native backend for one launch.
 func New() backend.Backend { return &Backend{} }
 
-// Check resolves heat_all_command and the heat-manage beside it, and
-// refuses the options of container and pod.
+// Check resolves heat_all_command and the heat-manage beside it.
 func (b *Backend) Check(s *backend.Spec) error {
-	if s.Image != "" || s.APIImage != "" || s.EngineImage != "" || s.TransportURL != "" || s.EngineWorkers != 0 {
-		return errors.New("image, api_image, engine_image, engine_workers and transport_url are only used with heat_type: container or pod")
-	}
-	if s.HeatAllCommand == "" {
-		s.HeatAllCommand = "heat-all"
-	}
-	heatAll := strings.Fields(s.HeatAllCommand)
+	heatAll := strings.Fields(s.Options.Str(HeatAll.Name))
 	if len(heatAll) == 0 {
 		return errors.New("heat_all_command is empty")
 	}
@@ -68,13 +76,11 @@ func (b *Backend) Check(s *backend.Spec) error {
 	return nil
 }
 
-// Configure gives Heat the sqlite file in heat_dir unless a MySQL database
-// was provisioned.
-func (b *Backend) Configure(_ context.Context, s *backend.Spec, cfg *heatdir.Config, rec *heatdir.Record) error {
-	if s.AdminDB == nil {
-		cfg.Database = heatdb.DB{Kind: heatdb.SQLite, Path: s.Dir.File(heatdir.SQLiteFile)}
-		rec.Database, rec.DBLocation = string(heatdb.SQLite), cfg.Database.Path
-	}
+// Database: the sqlite file in heat_dir.
+func (b *Backend) Database() backend.Database { return backend.SQLiteFile{} }
+
+// Configure has nothing to add to heat.conf.
+func (b *Backend) Configure(context.Context, *backend.Spec, *heatdir.Config, *heatdir.Record) error {
 	return nil
 }
 
@@ -141,12 +147,7 @@ func Env(pythonDir string) []string {
 
 // Ready: heat-all has not exited, and the API lists stacks.
 func (b *Backend) Ready(ctx context.Context, s *backend.Spec, rec *heatdir.Record) error {
-	if b.started != nil {
-		if exited, werr := b.started.Exited(); exited {
-			return fmt.Errorf("Heat exited during start-up (%v); %s", werr, b.Logs(ctx, s, rec))
-		}
-	}
-	return backend.APIAnswers(ctx, rec.Endpoint)
+	return backend.ProcessServes(ctx, b.started, rec.Endpoint, func() string { return b.Logs(ctx, s, rec) })
 }
 
 // Logs returns the last lines of heat-all's output and log.

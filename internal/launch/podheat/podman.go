@@ -53,8 +53,8 @@ func Connect(ctx context.Context, socket string) (context.Context, error) {
 	return cctx, nil
 }
 
-// checkImages fails with a hint when an image is missing.
-func checkImages(ctx context.Context, imgs ...string) error {
+// CheckImages fails with a hint when an image is missing.
+func CheckImages(ctx context.Context, imgs ...string) error {
 	seen := map[string]bool{}
 	for _, img := range imgs {
 		if img == "" || seen[img] {

@@ -29,6 +29,8 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/pod"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/podheat"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 )
@@ -161,7 +163,7 @@ func newOpts(t *testing.T, heatType string, w *warnings) launch.Options {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "overcloud", "heat-launcher")
-	o := launch.Options{State: launch.Started, HeatType: heatType, HeatDir: dir, APIPort: port, PodmanSocket: testSock,
+	o := launch.Options{State: launch.Started, HeatType: heatType, HeatDir: dir, APIPort: port, Backend: backend.Values{podheat.Socket.Name: testSock},
 		Timeout: 240 * time.Second, Warn: w.add}
 	t.Cleanup(func() {
 		c := o
@@ -341,7 +343,7 @@ func TestContainerLifecycle(t *testing.T) {
 	var w warnings
 	o := newOpts(t, launch.Container, &w)
 	out := run(t, o, launch.Started)
-	if !out.Changed || out.PodmanName != podheat.Name(o.HeatDir) || out.Database != "sqlite" {
+	if !out.Changed || out.ObjectName != podheat.Name(o.HeatDir) || out.Database != "sqlite" {
 		t.Fatalf("start: %+v", out)
 	}
 	requireLoopbackOnly(t, o.APIPort)
@@ -405,7 +407,7 @@ func TestPodLifecycle(t *testing.T) {
 	requirePodman(t)
 	var w warnings
 	o := newOpts(t, launch.Pod, &w)
-	o.EngineWorkers = 1
+	o.Backend[pod.EngineWorkers.Name] = 1
 	out := run(t, o, launch.Started)
 	if !out.Changed || out.Database != "mysql" {
 		t.Fatalf("start: %+v", out)
@@ -452,7 +454,7 @@ func TestPodLifecycle(t *testing.T) {
 	}
 
 	// A recorded pod that is no longer healthy: replaced, with a warning.
-	podmanCLI(t, "kill", podheat.PodContainerName(o.HeatDir, podheat.CHeatEngine))
+	podmanCLI(t, "kill", pod.ContainerName(o.HeatDir, pod.CHeatEngine))
 	replaced = run(t, o, launch.Started)
 	if !replaced.Changed || !w.has("stale launch record") {
 		t.Errorf("broken pod not replaced: %+v, warnings %v", replaced, w.w)
@@ -494,7 +496,7 @@ func TestPodFiftyMembers(t *testing.T) {
 	requirePodman(t)
 	var w warnings
 	o := newOpts(t, launch.Pod, &w)
-	o.EngineWorkers = 2
+	o.Backend[pod.EngineWorkers.Name] = 2
 	out := run(t, o, launch.Started)
 	createGroup(t, out.Endpoint, "rg50", 50, true, 10*time.Minute)
 	run(t, o, launch.Absent)
@@ -506,7 +508,7 @@ func TestPodmanErrors(t *testing.T) {
 	t.Run("socket unreachable", func(t *testing.T) {
 		var w warnings
 		o := newOpts(t, launch.Container, &w)
-		o.PodmanSocket = "unix://" + filepath.Join(t.TempDir(), "none.sock")
+		o.Backend[podheat.Socket.Name] = "unix://" + filepath.Join(t.TempDir(), "none.sock")
 		_, err := launch.Run(context.Background(), o)
 		for _, s := range []string{"not reachable", "systemctl start podman.socket", "podman system service --time=0"} {
 			if err == nil || !strings.Contains(err.Error(), s) {
@@ -517,7 +519,7 @@ func TestPodmanErrors(t *testing.T) {
 	t.Run("image missing", func(t *testing.T) {
 		var w warnings
 		o := newOpts(t, launch.Pod, &w)
-		o.EngineImage = "localhost/ephemeral-heat:no-such-tag"
+		o.Backend[pod.EngineImage.Name] = "localhost/ephemeral-heat:no-such-tag"
 		_, err := launch.Run(context.Background(), o)
 		if err == nil || !strings.Contains(err.Error(), "make heat-image") || !strings.Contains(err.Error(), "no-such-tag") {
 			t.Errorf("error: %v", err)

@@ -24,6 +24,8 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/pod"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/podheat"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
@@ -52,8 +54,11 @@ func newLaunch(t *testing.T, heatType string, w *logw) launch.Options {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "overcloud", "heat-launcher")
-	o := launch.Options{HeatType: heatType, HeatDir: dir, APIPort: port, PodmanSocket: sock, EngineWorkers: 1,
-		Image: podheat.DefaultImage, Timeout: 240 * time.Second, Warn: w.add}
+	opts := backend.Values{podheat.Socket.Name: sock, podheat.Image.Name: podheat.DefaultImage}
+	if heatType == launch.Pod {
+		opts[pod.EngineWorkers.Name] = 1
+	}
+	o := launch.Options{HeatType: heatType, HeatDir: dir, APIPort: port, Backend: opts, Timeout: 240 * time.Second, Warn: w.add}
 	t.Cleanup(func() {
 		c := o
 		c.State = launch.Absent
@@ -147,7 +152,9 @@ func TestPodRestoreRoundTrip(t *testing.T) {
 	if host != "127.0.0.1" || hostPort == 3306 || hostPort == 0 || !strings.Contains(out.DatabaseLocation, target.Addr) {
 		t.Fatalf("host_connection %s, database_location %q", target.Addr, out.DatabaseLocation)
 	}
-	if rec, err := hd.ReadRecord(); err != nil || rec == nil || rec.DBHostPort != hostPort || rec.Podman == nil || rec.Podman.ID == "" {
+	var pid podheat.Identity
+	if rec, err := hd.ReadRecord(); err != nil || rec == nil || rec.DBHostPort != hostPort || rec.Object == nil ||
+		rec.Object.Key != podheat.IdentityKey || rec.Object.Decode(&pid) != nil || pid.ID == "" {
 		t.Fatalf("launch record: %+v (%v)", rec, err)
 	}
 	// Published on the host's loopback only, and held while the pod runs
@@ -276,7 +283,7 @@ func TestContainerRestoreRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: dir, Keep: 5, Wipe: true, Warn: w.add,
+	r, err := dumps.Dump(context.Background(), dumps.DumpOptions{HeatDir: hd, Keep: 5, Wipe: true, Warn: w.add,
 		WipeFunc: func(ctx context.Context) ([]string, error) {
 			return hd.DropDatabase(ctx, nil, w.add)
 		}})

@@ -3,17 +3,14 @@ package podheat
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 )
 
-// Labels put on every pod and container this package creates.
+// Labels put on every pod and container of these backends.
 const (
 	// LabelManaged marks objects of ephemeral.heat.
 	LabelManaged = "ephemeral-heat.managed"
@@ -24,23 +21,10 @@ const (
 	LabelLaunch = "ephemeral-heat.launch-id"
 	// LabelType is container or pod.
 	LabelType = "ephemeral-heat.heat-type"
-	// AnnotationDir is the heat_dir itself (pods only, and only when it
-	// fits: podman 4.3's play kube refuses annotation values over 63
-	// characters).
-	AnnotationDir = "ephemeral-heat/heat-dir"
 )
 
 // DefaultImage is the image `make heat-image` builds (also tagged with the Heat version).
 const DefaultImage = "localhost/ephemeral-heat:latest"
-
-// Container names inside a pod (podman names them <pod>-<name>).
-const (
-	CMariaDB    = "mariadb"
-	CRabbitMQ   = "rabbitmq"
-	CHeatAPI    = "heat-api"
-	CHeatEngine = "heat-engine"
-	CHeatAll    = "heat-all"
-)
 
 // DirHash is the short hash of a heat_dir that names its pod or container.
 func DirHash(heatDir string) string {
@@ -51,56 +35,15 @@ func DirHash(heatDir string) string {
 // Name is the pod (heat_type pod) or container (heat_type container) name of a heat_dir.
 func Name(heatDir string) string { return "ephemeral-heat-" + DirHash(heatDir) }
 
-// PodContainerName is the name podman gives container c of the pod of heatDir.
-func PodContainerName(heatDir, c string) string { return Name(heatDir) + "-" + c }
+// Shq quotes s for sh.
+func Shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-func (b *Backend) apiImage() string {
-	if b.s.APIImage != "" {
-		return b.s.APIImage
-	}
-	return b.s.Image
-}
-
-func (b *Backend) engineImage() string {
-	if b.s.EngineImage != "" {
-		return b.s.EngineImage
-	}
-	return b.s.Image
-}
-
-func (b *Backend) dir() string                { return b.s.Dir.Path() }
-func (b *Backend) path(name string) string    { return b.s.Dir.File(name) }
-func (b *Backend) logPath(name string) string { return b.s.Dir.Log(name) }
-
-// ports are the loopback ports of the pod's own MariaDB and RabbitMQ (and
-// RabbitMQ's epmd and distribution ports). Inside a bridge-networked pod
-// they are the standard ones; with host networking they are free host ports.
-// HostMySQL is where the host reaches the pod's MariaDB: a free port on the
-// host's 127.0.0.1 that podman publishes (bridge), or MySQL itself (host
-// networking).
-type ports struct {
-	MySQL, AMQP, EPMD, Dist int
-	HostMySQL               int
-}
-
-func standardPorts() ports {
-	return ports{MySQL: 3306, AMQP: 5672, EPMD: 4369, Dist: 25672, HostMySQL: 3306}
-}
-
-// secrets are the per-launch credentials of the pod's own services.
-type secrets struct {
-	DBPassword, RabbitPassword string
-}
-
-// shq quotes s for sh.
-func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// script is a container's command: sh -c with stdout/stderr into heat_dir/log.
-func (b *Backend) script(name string, body ...string) []string {
+// Script is a container's command: sh -c with stdout/stderr into heat_dir/log.
+func (b *Base) Script(name string, body ...string) []string {
 	lines := append([]string{
 		"set -e",
 		"umask 077",
-		"exec >>" + shq(b.logPath(heatdir.StdoutLog(name))) + " 2>&1",
+		"exec >>" + Shq(b.LogPath(heatdir.StdoutLog(name))) + " 2>&1",
 		`echo "$(date -u +%FT%TZ) ` + name + ` starting"`,
 		// heat.conf may name SQLAlchemy plugins from heat_dir (heatdir.PythonFiles).
 		b.pythonExports(),
@@ -109,27 +52,30 @@ func (b *Backend) script(name string, body ...string) []string {
 }
 
 // pythonExports is the shell line that exports heatdir.PythonEnvVars.
-func (b *Backend) pythonExports() string {
+func (b *Base) pythonExports() string {
 	line := "export"
-	for _, v := range heatdir.PythonEnvVars(b.path(heatdir.PythonDir)) {
-		line += " " + v[0] + "=" + shq(v[1])
+	for _, v := range heatdir.PythonEnvVars(b.Path(heatdir.PythonDir)) {
+		line += " " + v[0] + "=" + Shq(v[1])
 	}
 	return line
 }
 
-// dbSyncScript retries db_sync until the database answers (up to timeout).
-// A local sqlite database needs no retry: a failure is final.
-func (b *Backend) dbSyncScript() []string {
-	conf := shq(b.path(heatdir.HeatConf))
-	marker := shq(b.s.Dir.Run(heatdir.DBSyncDone))
-	tries := strconv.Itoa(int(b.s.Timeout.Seconds()/2) + 1)
-	if b.kind == Container && !b.externalDB() {
-		tries = "1"
+// HeatConf is heat.conf's path, quoted for sh.
+func (b *Base) HeatConf() string { return Shq(b.Path(heatdir.HeatConf)) }
+
+// DBSyncScript runs db_sync and marks it done (heatdir.DBSyncDone). With
+// retry it retries until the database answers (up to timeout); without (a
+// local sqlite database), a failure is final.
+func (b *Base) DBSyncScript(retry bool) []string {
+	marker := Shq(b.S.Dir.Run(heatdir.DBSyncDone))
+	tries := "1"
+	if retry {
+		tries = strconv.Itoa(int(b.S.Timeout.Seconds()/2) + 1)
 	}
 	return []string{
 		"rm -f " + marker,
 		"i=0",
-		"until heat-manage --config-file " + conf + " db_sync; do",
+		"until heat-manage --config-file " + b.HeatConf() + " db_sync; do",
 		"  i=$((i+1)); [ $i -lt " + tries + " ] || { echo 'db_sync: the database did not answer'; exit 1; }",
 		"  sleep 2",
 		"done",
@@ -137,225 +83,8 @@ func (b *Backend) dbSyncScript() []string {
 	}
 }
 
-// waitRestoreScript holds the engine back while the launcher restores a dump
-// into the pod's MariaDB (heat_dir/run/restore.pending exists); without that
-// file it does nothing, so the pod also runs by hand.
-func (b *Backend) waitRestoreScript() []string {
-	pending := shq(b.s.Dir.Run(heatdir.RestorePending))
-	tries := strconv.Itoa(int(b.s.Timeout.Seconds()) + 1)
-	return []string{
-		"i=0",
-		"while [ -e " + pending + " ]; do",
-		"  i=$((i+1)); [ $i -lt " + tries + " ] || { echo 'restore_db: the launcher did not finish restoring the database'; exit 1; }",
-		"  sleep 1",
-		"done",
-	}
-}
-
-func (b *Backend) waitDBSyncScript() []string {
-	marker := shq(b.s.Dir.Run(heatdir.DBSyncDone))
-	tries := strconv.Itoa(int(b.s.Timeout.Seconds()) + 1)
-	return []string{
-		"i=0",
-		"until [ -e " + marker + " ]; do",
-		"  i=$((i+1)); [ $i -lt " + tries + " ] || { echo 'db_sync did not finish'; exit 1; }",
-		"  sleep 1",
-		"done",
-	}
-}
-
-// mariaDBInitSQL creates Heat's database and user; it runs at each MariaDB
-// start (--init-file), so a relaunch sets the new random password. A
-// bridge-networked pod's MariaDB is reached from the host through the port
-// podman publishes on the host's 127.0.0.1, which arrives from the bridge's
-// gateway: the account then accepts any client address (only the host and
-// the podman network reach the pod's address; the password is random).
-func mariaDBInitSQL(pw string, fromHost bool) []byte {
-	q := "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(pw) + "'"
-	var b strings.Builder
-	b.WriteString("CREATE DATABASE IF NOT EXISTS heat CHARACTER SET utf8;\n")
-	hosts := []string{"127.0.0.1", "localhost", "::1"}
-	if fromHost {
-		hosts = append(hosts, "%")
-	}
-	for _, h := range hosts {
-		acct := "'heat'@'" + h + "'"
-		fmt.Fprintf(&b, "CREATE USER IF NOT EXISTS %s IDENTIFIED BY %s;\n", acct, q)
-		fmt.Fprintf(&b, "ALTER USER %s IDENTIFIED BY %s;\n", acct, q)
-		fmt.Fprintf(&b, "GRANT ALL PRIVILEGES ON heat.* TO %s;\n", acct)
-	}
-	b.WriteString("FLUSH PRIVILEGES;\n")
-	return []byte(b.String())
-}
-
-func rabbitConf(pw string, p ports) []byte {
-	return []byte(fmt.Sprintf(`# Written by ephemeral.heat: the pod's own RabbitMQ, on loopback only.
-listeners.tcp.1 = 127.0.0.1:%d
-default_user = heat
-default_pass = %s
-loopback_users = none
-log.file.level = info
-`, p.AMQP, pw))
-}
-
-func (b *Backend) mariaDBScript(p ports) []string {
-	dd := shq(b.path(heatdir.MariaDBDir))
-	// Bridge: the pod's own network namespace, where podman's port
-	// forwarding arrives on the pod's address. Host networking: the host's
-	// loopback only.
-	bind := "0.0.0.0"
-	if b.hostNetwork() {
-		bind = "127.0.0.1"
-	}
-	return b.script(CMariaDB,
-		"mkdir -p /run/mysqld",
-		"if [ ! -d "+dd+"/mysql ]; then",
-		"  mariadb-install-db --user=root --datadir="+dd+" --auth-root-authentication-method=socket --skip-test-db >/dev/null",
-		"fi",
-		"exec mariadbd --user=root --datadir="+dd+" --bind-address="+bind+" --port="+strconv.Itoa(p.MySQL)+
-			" --socket=/run/mysqld/mysqld.sock --skip-name-resolve --innodb-buffer-pool-size=64M"+
-			" --max-connections=1000 --init-file="+shq(b.path(heatdir.MariaDBInit))+" --log-error="+shq(b.logPath(heatdir.ServiceLog(CMariaDB))),
-	)
-}
-
-func (b *Backend) rabbitScript(p ports) []string {
-	return b.script(CRabbitMQ,
-		"export HOME=/var/lib/rabbitmq RABBITMQ_NODENAME=rabbit@localhost",
-		"export RABBITMQ_CONFIG_FILE="+shq(strings.TrimSuffix(b.path(heatdir.RabbitConf), ".conf")),
-		"export RABBITMQ_LOGS="+shq(b.logPath(heatdir.ServiceLog(CRabbitMQ))),
-		"export RABBITMQ_MNESIA_BASE=/var/lib/rabbitmq/mnesia RABBITMQ_ENABLED_PLUGINS_FILE=/var/lib/rabbitmq/enabled_plugins",
-		"export ERL_EPMD_ADDRESS=127.0.0.1 ERL_EPMD_PORT="+strconv.Itoa(p.EPMD)+" RABBITMQ_DIST_PORT="+strconv.Itoa(p.Dist),
-		`export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"`,
-		"mkdir -p /var/lib/rabbitmq && echo '[].' > /var/lib/rabbitmq/enabled_plugins",
-		"exec /usr/lib/rabbitmq/bin/rabbitmq-server",
-	)
-}
-
-// kube types: just what the pod needs.
-type kPod struct {
-	APIVersion string   `yaml:"apiVersion"`
-	Kind       string   `yaml:"kind"`
-	Metadata   kMeta    `yaml:"metadata"`
-	Spec       kPodSpec `yaml:"spec"`
-}
-
-type kMeta struct {
-	Name        string            `yaml:"name"`
-	Labels      map[string]string `yaml:"labels,omitempty"`
-	Annotations map[string]string `yaml:"annotations,omitempty"`
-}
-
-type kPodSpec struct {
-	HostNetwork   bool         `yaml:"hostNetwork,omitempty"`
-	RestartPolicy string       `yaml:"restartPolicy"`
-	Containers    []kContainer `yaml:"containers"`
-	Volumes       []kVolume    `yaml:"volumes"`
-}
-
-type kContainer struct {
-	Name         string   `yaml:"name"`
-	Image        string   `yaml:"image"`
-	Command      []string `yaml:"command"`
-	Env          []kEnv   `yaml:"env,omitempty"`
-	Ports        []kPort  `yaml:"ports,omitempty"`
-	VolumeMounts []kMount `yaml:"volumeMounts"`
-}
-
-type kEnv struct {
-	Name  string `yaml:"name"`
-	Value string `yaml:"value"`
-}
-
-type kPort struct {
-	ContainerPort int    `yaml:"containerPort"`
-	HostPort      int    `yaml:"hostPort"`
-	HostIP        string `yaml:"hostIP"`
-	Protocol      string `yaml:"protocol"`
-}
-
-type kMount struct {
-	Name      string `yaml:"name"`
-	MountPath string `yaml:"mountPath"`
-	ReadOnly  bool   `yaml:"readOnly,omitempty"`
-}
-
-type kVolume struct {
-	Name     string    `yaml:"name"`
-	HostPath kHostPath `yaml:"hostPath"`
-}
-
-type kHostPath struct {
-	Path string `yaml:"path"`
-	Type string `yaml:"type"`
-}
-
-// mounts: heat_dir read-write at its own path (logs, MariaDB datadir, sqlite)
-// and the configuration files read-only over it.
-func (b *Backend) kubeMounts() ([]kMount, []kVolume) {
-	ms := []kMount{{Name: "heat-dir", MountPath: b.dir()}}
-	vs := []kVolume{{Name: "heat-dir", HostPath: kHostPath{Path: b.dir(), Type: "Directory"}}}
-	for i, f := range b.roFiles() {
-		n := fmt.Sprintf("conf-%d", i)
-		ms = append(ms, kMount{Name: n, MountPath: b.path(f), ReadOnly: true})
-		vs = append(vs, kVolume{Name: n, HostPath: kHostPath{Path: b.path(f), Type: "File"}})
-	}
-	return ms, vs
-}
-
-// roFiles are the configuration files mounted read-only.
-func (b *Backend) roFiles() []string {
-	fs := []string{heatdir.HeatConf, heatdir.APIPaste, heatdir.TokenFile}
-	if b.kind == Pod && !b.externalDB() {
-		fs = append(fs, heatdir.MariaDBInit)
-	}
-	if b.kind == Pod && b.s.TransportURL == "" {
-		fs = append(fs, heatdir.RabbitConf)
-	}
-	return fs
-}
-
-// RenderPod renders heat-pod.yaml: a Kubernetes Pod that `podman play kube`
-// accepts, with heat-api, heat-engine and, unless external URLs are given,
-// MariaDB and RabbitMQ.
-func (b *Backend) renderPod(p ports) ([]byte, error) {
-	mounts, vols := b.kubeMounts()
-	name := Name(b.dir())
-	pod := kPod{APIVersion: "v1", Kind: "Pod",
-		Metadata: kMeta{Name: name,
-			Labels: b.labels(),
-		},
-		Spec: kPodSpec{HostNetwork: b.hostNetwork(), RestartPolicy: "Never", Volumes: vols},
-	}
-	if len(b.dir()) <= 63 {
-		pod.Metadata.Annotations = map[string]string{AnnotationDir: b.dir()}
-	}
-	if !b.externalDB() {
-		db := kContainer{Name: CMariaDB, Image: b.s.Image, Command: b.mariaDBScript(p), VolumeMounts: mounts}
-		if !b.hostNetwork() {
-			// For heat_db_dump, restore_db and the watchdog on the host: the
-			// host's loopback only.
-			db.Ports = []kPort{{ContainerPort: p.MySQL, HostPort: p.HostMySQL, HostIP: "127.0.0.1", Protocol: "TCP"}}
-		}
-		pod.Spec.Containers = append(pod.Spec.Containers, db)
-	}
-	if b.s.TransportURL == "" {
-		pod.Spec.Containers = append(pod.Spec.Containers, kContainer{Name: CRabbitMQ, Image: b.s.Image,
-			Command: b.rabbitScript(p), VolumeMounts: mounts})
-	}
-	conf := shq(b.path(heatdir.HeatConf))
-	engine := kContainer{Name: CHeatEngine, Image: b.engineImage(), VolumeMounts: mounts,
-		Command: b.script(CHeatEngine, append(append(b.waitRestoreScript(), b.dbSyncScript()...), "exec heat-engine --config-file "+conf)...)}
-	api := kContainer{Name: CHeatAPI, Image: b.apiImage(), VolumeMounts: mounts,
-		Command: b.script(CHeatAPI, append(b.waitDBSyncScript(), "exec heat-api --config-file "+conf)...)}
-	if !b.hostNetwork() {
-		api.Ports = []kPort{{ContainerPort: b.s.APIPort, HostPort: b.s.APIPort, HostIP: b.s.BindHost, Protocol: "TCP"}}
-	}
-	pod.Spec.Containers = append(pod.Spec.Containers, engine, api)
-	body, err := yaml.Marshal(pod)
-	if err != nil {
-		return nil, fmt.Errorf("rendering %s: %w", heatdir.PodYAML, err)
-	}
-	head := fmt.Sprintf("# Written by ephemeral.heat for the ephemeral Heat in %s.\n"+
-		"# By hand: podman play kube %s   (and: podman pod rm -f %s)\n", b.dir(), b.path(heatdir.PodYAML), name)
-	return append([]byte(head), body...), nil
+// ROFiles are the configuration files mounted read-only over heat_dir
+// (which is mounted read-write at its own path): Heat's, and more.
+func ROFiles(more ...string) []string {
+	return append([]string{heatdir.HeatConf, heatdir.APIPaste, heatdir.TokenFile}, more...)
 }
