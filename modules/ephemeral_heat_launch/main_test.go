@@ -158,7 +158,7 @@ func documentFake(t *testing.T, sidecar string) string {
 	doc := string(b)
 	for old, new := range map[string]string{
 		"      choices: [native, container, pod]\n": "      choices: [native, container, pod, fake]\n",
-		"    owner_pid:\n": "    fake_greeting:\n      description: For O(heat_type=fake), what it says.\n      type: str\n" +
+		"    owner_pid:\n": "    fake_greeting:\n      description: For C(heat_type=fake), what it says.\n      type: str\n" +
 			"      default: hello\n    owner_pid:\n",
 	} {
 		if strings.Count(doc, old) != 1 {
