@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"regexp"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,7 +24,9 @@ import (
 // lives outside the top template's directory, named only by an
 // environment's resource_registry, is deployed. A second deploy of the
 // same working dir started while the first runs is refused at the working
-// dir's lock, naming the first, and never touches the first's Heat.
+// dir's lock, naming the first, and never touches the first's Heat. The
+// first deploy's stack create prints its progress without -v, every
+// overcloud_stack_progress_interval seconds (3 here).
 func TestDeploySkipFollowsEveryFileSent(t *testing.T) {
 	heattest.RequireHeat(t)
 	env := ansibleEnv(t)
@@ -53,7 +56,7 @@ func TestDeploySkipFollowsEveryFileSent(t *testing.T) {
 	outputs := filepath.Join(work, "outputs", "skip-outputs.yaml")
 
 	// The first deploy, and a second one on the same working dir while it runs.
-	firstRun := exec.Command("ansible-playbook", append([]string{"-i", "localhost,", book}, vars...)...)
+	firstRun := exec.Command("ansible-playbook", append([]string{"-i", "localhost,", book, "-e", "overcloud_stack_progress_interval=3"}, vars...)...)
 	firstRun.Env = env
 	var firstOut bytes.Buffer
 	firstRun.Stdout, firstRun.Stderr = &firstOut, &firstOut
@@ -87,6 +90,12 @@ func TestDeploySkipFollowsEveryFileSent(t *testing.T) {
 	}
 	if lay.Holder() != "" {
 		t.Errorf("the working dir is still locked after the deploy: %s", lay.Holder())
+	}
+	// Progress: a line of resources complete at least twice during the
+	// create (it takes ~20 s; one every 3 s), without -v.
+	if n := strings.Count(firstOut.String(), "TASK [ephemeral.heat.overcloud_stack : Progress of skip]"); n < 2 ||
+		!regexp.MustCompile(`resources [0-9]+/[0-9]+ complete`).MatchString(firstOut.String()) {
+		t.Errorf("the create printed %d progress rounds (want 2 or more, with resources complete):\n%s", n, firstOut.String())
 	}
 	first, _ := dumps.List(heatDir)
 	if len(first) != 1 {
