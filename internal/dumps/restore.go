@@ -28,6 +28,11 @@ type RestoreOptions struct {
 	AllowUnverified bool
 	Warn            func(string, ...any)
 	Secret          func(string)
+	// Idle, when given, is asked once the dump is found good and before
+	// anything is written (in check mode too): an error (a Heat still
+	// running on the database) refuses the restore. So a bad dump is
+	// named first, whatever runs.
+	Idle func(context.Context) error
 }
 
 // Newest returns the newest dump in dir that restore can load (see
@@ -172,6 +177,11 @@ func Restore(ctx context.Context, o RestoreOptions) (Result, error) {
 	r := Result{Path: path, SHA256: sum}
 	if m != nil {
 		r.Size, r.Tables, r.Rows, r.Stacks = m.Size, m.Tables, m.Rows, m.Stacks
+	}
+	if o.Idle != nil {
+		if err := o.Idle(ctx); err != nil {
+			return Result{}, err
+		}
 	}
 
 	exists, err := heatdb.HasData(ctx, t)

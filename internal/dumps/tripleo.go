@@ -369,6 +369,16 @@ func restoreTripleO(ctx context.Context, o RestoreOptions, t heatdb.DB, path str
 	var d *TripleODump
 	var err error
 	copied := false
+	if o.Idle != nil {
+		// The dump first (a bad one is named whatever runs), then whether
+		// the restore may go on, before the dump is copied.
+		if _, err := CheckTripleO(path); err != nil {
+			return Result{}, err
+		}
+		if err := o.Idle(ctx); err != nil {
+			return Result{}, err
+		}
+	}
 	if o.CheckMode {
 		d, err = CheckTripleO(path)
 	} else {

@@ -59,12 +59,11 @@ func run(ctx *module.Context) (module.Result, error) {
 	}
 	var r dumps.Result
 	if p.Str("state") == "restored" {
-		// Under a running Heat, which keeps the old database open.
-		if err := backend.NotRunning(bg, d, "state: restored"); err != nil {
-			return module.Result{"changed": false}, err
-		}
+		// Never under a running Heat, which keeps the old database open
+		// (asked once the dump is found good, before anything is written).
 		r, err = dumps.Restore(bg, dumps.RestoreOptions{HeatDir: d, Dump: p.Str("dest"), AllowUnverified: !p.Bool("verify"),
-			CheckMode: ctx.CheckMode, Warn: ctx.Warn, Secret: ctx.AddSecret})
+			CheckMode: ctx.CheckMode, Warn: ctx.Warn, Secret: ctx.AddSecret,
+			Idle: func(c context.Context) error { return backend.NotRunning(c, d, "state: restored") }})
 	} else {
 		r, err = dumps.Dump(bg, dumps.DumpOptions{HeatDir: d, Dest: p.Str("dest"), Compress: p.Str("compress"),
 			Keep: p.Int("keep"), Wipe: p.Bool("wipe"), CheckMode: ctx.CheckMode, Warn: ctx.Warn, Secret: ctx.AddSecret,

@@ -59,7 +59,9 @@ func guardCases() []badCase {
 		{name: "check-mode restore while the heat_dir's Heat runs", module: "heat_db_dump", setup: func(s *sandbox) (a, string) {
 			hd := heatDir(s, "hd", 0)
 			runningHeat(s, hd)
-			return a{"heat_dir": hd, "state": "restored", "_ansible_check_mode": true}, ""
+			dump := s.file("loose.sql", "CREATE TABLE stack (id VARCHAR(36) PRIMARY KEY, name VARCHAR(255), action VARCHAR(255), "+
+				"status VARCHAR(255), owner_id VARCHAR(36), deleted_at DATETIME);\n", 0o600)
+			return a{"heat_dir": hd, "state": "restored", "dest": dump, "verify": false, "_ansible_check_mode": true}, ""
 		}, want: []string{"state: restored refused", "/hd is running"}},
 	}
 	for _, n := range badStackNames {
