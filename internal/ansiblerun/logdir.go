@@ -212,25 +212,13 @@ func lockRunDir(dir, token string, wait time.Duration) (func(), error) {
 
 // lockLogDir is fsutil.LockDir's flock on dir, with a message about runs.
 func lockLogDir(dir, _ string, wait time.Duration) (func(), error) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	unlock, err := fsutil.LockDir(dir, wait)
+	if errors.Is(err, fsutil.ErrDirLocked) {
+		return nil, fmt.Errorf("another run (overcloud_playbook) is writing its log there: waited %s for it to end (lock_wait); "+
+			"wait for it, raise lock_wait, or find it with 'fuser -v %s'", wait, dir)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("opening it to lock it: %w", err)
+		return nil, fmt.Errorf("locking it: %w", err)
 	}
-	deadline := time.Now().Add(wait)
-	for {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() { unix.Flock(fd, unix.LOCK_UN); unix.Close(fd) }, nil
-		}
-		if err != unix.EWOULDBLOCK {
-			unix.Close(fd)
-			return nil, fmt.Errorf("locking it: %w", err)
-		}
-		if !time.Now().Before(deadline) {
-			unix.Close(fd)
-			return nil, fmt.Errorf("another run (overcloud_playbook) is writing its log there: waited %s for it to end (lock_wait); "+
-				"wait for it, raise lock_wait, or find it with 'fuser -v %s'", wait, dir)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return unlock, nil
 }

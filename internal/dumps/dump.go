@@ -146,6 +146,16 @@ var stepHook = func(step string) {}
 // of a file system without O_TMPFILE, are removed by the next dump
 // (removeLeftovers). Writers of one directory take turns (fsutil.LockDir).
 
+// lockDumpDir takes the turn of a dump writer in dir (fsutil.LockDir),
+// waiting up to 10 minutes.
+func lockDumpDir(dir string) (func(), error) {
+	unlock, err := fsutil.LockDir(dir, 10*time.Minute)
+	if errors.Is(err, fsutil.ErrDirLocked) {
+		return nil, fmt.Errorf("%w (another dump?): wait for it, or find it with 'fuser %s'", err, dir)
+	}
+	return unlock, err
+}
+
 // Dump writes a verified dump of heat_dir's database and optionally wipes it.
 func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 	o.defaults()
@@ -197,7 +207,7 @@ func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 		// left as it is.
 		return Result{}, err
 	}
-	unlock, err := fsutil.LockDir(dir, 10*time.Minute)
+	unlock, err := lockDumpDir(dir)
 	if err != nil {
 		return Result{}, err
 	}

@@ -321,7 +321,7 @@ func adoptTripleO(src, heatDir string) (*TripleODump, bool, error) {
 		return nil, false, err
 	}
 
-	unlock, err := fsutil.LockDir(heatDir, 10*time.Minute)
+	unlock, err := lockDumpDir(heatDir)
 	if err != nil {
 		return nil, false, err
 	}

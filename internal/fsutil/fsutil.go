@@ -289,12 +289,18 @@ func SameContent(path string, data []byte, mode os.FileMode) bool {
 	return err == nil && string(old) == string(data)
 }
 
-// LockDir takes an exclusive advisory lock (flock) on the directory itself,
-// waiting up to timeout; it creates nothing. The returned function releases
-// it. Writers that publish several files into one directory hold it so that
-// none of them sees another's half-published set.
+// ErrDirLocked is LockDir's error when another holder kept the lock for
+// the whole wait; callers say who that is likely to be.
+var ErrDirLocked = errors.New("locked by another writer")
+
+// LockDir takes an exclusive advisory lock (flock) on the directory itself
+// (never through a symlink), waiting up to timeout; it creates nothing.
+// The returned function releases it. Writers that publish several files
+// into one directory hold it so that none of them sees another's
+// half-published set. A lock still held after timeout is an error
+// wrapping ErrDirLocked.
 func LockDir(dir string, timeout time.Duration) (func(), error) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
@@ -304,10 +310,10 @@ func LockDir(dir string, timeout time.Duration) (func(), error) {
 		if err == nil {
 			return func() { unix.Flock(fd, unix.LOCK_UN); unix.Close(fd) }, nil
 		}
-		if err != unix.EWOULDBLOCK || time.Now().After(deadline) {
+		if err != unix.EWOULDBLOCK || !time.Now().Before(deadline) {
 			unix.Close(fd)
 			if err == unix.EWOULDBLOCK {
-				return nil, fmt.Errorf("%s is locked by another writer (another dump?) for more than %s: wait for it, or find it with 'fuser %s'", dir, timeout, dir)
+				return nil, fmt.Errorf("%s is %w for more than %s", dir, ErrDirLocked, timeout)
 			}
 			return nil, fmt.Errorf("locking %s: %w", dir, err)
 		}
