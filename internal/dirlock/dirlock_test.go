@@ -187,14 +187,8 @@ func TestHolderEndsWithItsOwner(t *testing.T) {
 	if !free(p, 5*time.Second) {
 		t.Fatal("the lock outlived its owner")
 	}
-	if _, err := proc.Inspect(pid); err == nil {
-		// reaped by init eventually; it must at least be exiting
-		if info, _ := proc.Inspect(pid); !info.Zombie() && isHolder(info.Cmdline) {
-			time.Sleep(time.Second)
-			if info, err := proc.Inspect(pid); err == nil && !info.Zombie() && isHolder(info.Cmdline) {
-				t.Errorf("holder pid %d still runs", pid)
-			}
-		}
+	if !ended(pid, 5*time.Second) {
+		t.Errorf("holder pid %d still runs", pid)
 	}
 	// A stale record is taken over at once.
 	l, err := Acquire(context.Background(), p, 0, subj)
@@ -227,14 +221,22 @@ func TestHolderEndsWhenTheLockFileGoes(t *testing.T) {
 	o := owner(t)
 	_, pid := hold(t, p, o, time.Second)
 	os.RemoveAll(dir)
-	deadline := time.Now().Add(5 * time.Second)
+	if !ended(pid, 5*time.Second) {
+		t.Fatalf("holder pid %d runs on after its directory was removed", pid)
+	}
+}
+
+// ended reports whether the holder pid ended (gone, or a zombie not yet
+// reaped by init) within d.
+func ended(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
 	for {
 		info, err := proc.Inspect(pid)
-		if err != nil || info.Zombie() {
-			return
+		if err != nil || info.Zombie() || !isHolder(info.Cmdline) {
+			return true
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("holder pid %d runs on after its directory was removed", pid)
+			return false
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
