@@ -128,7 +128,8 @@ func LaunchRows(ctx context.Context, env *Env, rounds int) []Row {
 	})
 	rows := []Row{NewRow("launch_ready", "launch-to-ready, fresh directory, native sqlite, our heat.conf on both sides",
 		"ephemeral_heat_launch (launch.Run)", "bare heat-manage db_sync + heat-all until GET /stacks answers", s["ours"], s["bare"],
-		"ours also validates, writes clouds.yaml/heatrc, stops orphans, checks the port and writes the launch record")}
+		"ours also validates, writes clouds.yaml/heatrc, stops orphans, checks the port and writes the launch record; "+
+			"it copies db_sync's cached result for this Heat instead of running db_sync (schema_cache; the first launch of a Heat fills the cache)")}
 	for _, st := range tuning.Settings() {
 		if st.Effect != tuning.EffectStop {
 			continue

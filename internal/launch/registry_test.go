@@ -36,7 +36,7 @@ func TestRegistry(t *testing.T) {
 		want     backend.Values
 		err      string
 	}{
-		{heatType: Native, want: backend.Values{"heat_all_command": "heat-all"}},
+		{heatType: Native, want: backend.Values{"heat_all_command": "heat-all", "schema_cache": true}},
 		{heatType: Container, given: backend.Values{"podman_socket": "unix:///s", "image": ""},
 			want: backend.Values{"image": "localhost/ephemeral-heat:latest", "podman_socket": "unix:///s"}},
 		{heatType: Pod, given: backend.Values{"engine_workers": 2, "image": "i"},

@@ -71,6 +71,12 @@ func (v Values) Int(name string) int {
 	return n
 }
 
+// Bool is a bool option (false when unset).
+func (v Values) Bool(name string) bool {
+	b, _ := v[name].(bool)
+	return b
+}
+
 // Has tells whether the declaration lists the option name.
 func (d Declaration) Has(name string) bool {
 	for _, o := range d.Options {

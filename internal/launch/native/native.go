@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
@@ -34,13 +36,20 @@ const (
 var HeatAll = &backend.Option{Param: module.Param{Name: "heat_all_command", Default: "heat-all",
 	Help: "the heat-all executable (heat-manage is looked up beside it)"}}
 
+// SchemaCache is schema_cache: a fresh sqlite database is a copy of
+// db_sync's own earlier result for the same Heat and [database] options
+// (package schemacache) instead of a new db_sync.
+var SchemaCache = &backend.Option{Param: module.Param{Name: "schema_cache", Type: module.Bool, Default: true,
+	Help: "copy a fresh database from db_sync's cached result for this Heat version instead of running db_sync"},
+	NoRestart: true}
+
 // HeatType selects this backend.
 const HeatType = "native"
 
 // Declaration is heat_type native.
 var Declaration = backend.Declaration{
 	HeatType: HeatType,
-	Options:  []*backend.Option{HeatAll},
+	Options:  []*backend.Option{HeatAll, SchemaCache},
 	Identity: heatdir.ProcessIdentity,
 	New:      New,
 }
@@ -109,6 +118,28 @@ func (b *Backend) Start(ctx context.Context, s *backend.Spec, rec *heatdir.Recor
 }
 
 func (b *Backend) dbSync(ctx context.Context, s *backend.Spec, rec *heatdir.Record, conf, pythonDir string) error {
+	logPath := s.Dir.Log(dbSyncLog)
+	dbPath := s.Dir.File(heatdir.SQLiteFile)
+	// Only a database this launch makes from nothing: a restored dump
+	// (or a heat_dir's own earlier database) gets db_sync, which upgrades
+	// what an older Heat wrote.
+	_, statErr := os.Lstat(dbPath)
+	fresh := errors.Is(statErr, fs.ErrNotExist) && rec.Database == string(heatdb.SQLite) && rec.DBLocation == dbPath
+	var cache *cached
+	if fresh && s.Options.Bool(SchemaCache.Name) {
+		cache = b.cacheFor(s, conf)
+		if cache.hit(dbPath, logPath) {
+			return nil
+		}
+	}
+	if err := b.runDBSync(ctx, s, rec, conf, pythonDir, logPath); err != nil {
+		return err
+	}
+	cache.put(dbPath)
+	return nil
+}
+
+func (b *Backend) runDBSync(ctx context.Context, s *backend.Spec, rec *heatdir.Record, conf, pythonDir, logPath string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, b.heatManage, "--config-file", conf, "db_sync")
@@ -118,7 +149,6 @@ func (b *Backend) dbSync(ctx context.Context, s *backend.Spec, rec *heatdir.Reco
 	cmd.Env = append(Env(pythonDir), rec.Tag())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.CombinedOutput()
-	logPath := s.Dir.Log(dbSyncLog)
 	if werr := os.WriteFile(logPath, out, heatdir.FileMode); werr != nil && err == nil {
 		return fmt.Errorf("writing %s: %w", logPath, werr)
 	}
