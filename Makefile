@@ -30,7 +30,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 # this host allows; see README "Container and pod Heat".
 export CONTAINERS_CONF ?= $(CURDIR)/scripts/containers.conf
 
-.PHONY: help deps check-go heat-image build build-all stage collection install test integration demo lint sanity changelog release fmt vet clean bench sanity-run
+.PHONY: help deps check-go heat-image build build-all stage collection install test integration demo lint sanity changelog release fmt vet clean bench sanity-run parity-zed
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -80,6 +80,9 @@ install: collection ## install the tarball into .collections/ (what the integrat
 
 test: deps install lint ## the whole suite: deps, build, lint, unit and integration tests against real Heat
 	$(GO) test -count=1 -timeout 60m -p 1 ./...
+
+parity-zed: check-go ## config_download vs tripleo-common stable/zed's own code on the sample overcloud; fails when no zed tree is found (README)
+	EPHEMERAL_HEAT_REQUIRE_ZED=1 $(GO) test -count=1 -run '^TestZedSampleOvercloudParity$$' ./tests/tripleocommon/
 
 bench: deps check-go ## benchmarks vs baselines, same run (about 1 h 45 min in full, most of it the stock real-THT side): bench/results.md and bench/results.json; BENCH_ARGS='-only launch'
 	$(GO) run ./bench/runner $(BENCH_ARGS)

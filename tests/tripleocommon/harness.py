@@ -10,6 +10,13 @@ It talks to a no-auth Heat through a keystoneauth session, as tripleoclient
 does with an ephemeral Heat; no Neutron (session=None: the inventory's
 Neutron source is skipped, as it is when the undercloud has no Neutron).
 
+--release says which tripleo-common the tree is. stable/wallaby and
+stable/zed share get_overcloud_config's signature; zed's
+generate_tripleo_ansible_inventory adds cloud_name (default 'undercloud',
+which would make it open clouds.yaml's undercloud for Neutron): it gets
+cloud_name=None, so zed too builds the inventory from the stack alone.
+Neither release needs a stubbed import here.
+
 tripleo-common is imported from --tripleo-common (an extracted tree); its
 imports need Debian's python3-heatclient, python3-git, python3-yaml,
 python3-jinja2, python3-pbr, python3-eventlet, python3-openstacksdk. Run it
@@ -19,6 +26,7 @@ raised.
 """
 
 import argparse
+import inspect
 import json
 import logging
 import os
@@ -37,6 +45,8 @@ def main():
     p.add_argument('--dest', required=True, help='config-download directory')
     p.add_argument('--ssh-network', default='ctlplane')
     p.add_argument('--ssh-user', default='tripleo-admin')
+    p.add_argument('--release', choices=('wallaby', 'zed'), default='wallaby',
+                   help="the tree's tripleo-common release")
     args = p.parse_args()
 
     if not os.path.isdir(os.path.join(args.tripleo_common, 'tripleo_common')):
@@ -50,6 +60,18 @@ def main():
     from keystoneauth1 import session as ks_session
     from tripleo_common import inventory
     from tripleo_common.utils import config as ooo_config
+
+    inventory_kwargs = {}
+    has_cloud_name = 'cloud_name' in inspect.signature(
+        inventory.generate_tripleo_ansible_inventory).parameters
+    if args.release == 'zed':
+        if not has_cloud_name:
+            sys.exit('%s is not stable/zed: its generate_tripleo_ansible_inventory '
+                     'has no cloud_name' % args.tripleo_common)
+        inventory_kwargs['cloud_name'] = None
+    elif has_cloud_name:
+        sys.exit('%s is not stable/wallaby: its generate_tripleo_ansible_inventory '
+                 'has cloud_name (use --release zed)' % args.tripleo_common)
 
     sess = ks_session.Session(auth=noauth.NoAuth(endpoint=args.endpoint))
     heat = heat_client.Client('1', session=sess, endpoint=args.endpoint)
@@ -67,7 +89,7 @@ def main():
             cacert=None, plan=args.stack, work_dir=args.dest,
             ansible_python_interpreter=None, ansible_ssh_user=args.ssh_user,
             undercloud_key_file=None, ssh_network=args.ssh_network,
-            session=None)
+            session=None, **inventory_kwargs)
         t2 = time.perf_counter()
     json.dump({'download_seconds': t1 - t0, 'inventory_seconds': t2 - t1,
                'warnings': [str(w.message) for w in caught

@@ -1,13 +1,14 @@
 // Package tripleocommon is the differential test of config_download: it
 // runs tripleo-common's own config download and inventory code (stable/
-// wallaby, from ../shared/reference, through harness.py) against a Heat
-// stack, beside ours on the same stack, and compares the two trees
+// wallaby from ../shared/reference, or stable/zed: ZedSource; through
+// harness.py) against a Heat stack, beside ours on the same stack, and compares the two trees
 // (compare.py: file set, YAML/JSON values), their inventories
 // (ansible-inventory --list) and their playbooks (ansible-playbook
 // --syntax-check and --list-tasks with tripleo-ansible on the role and
 // plugin paths). Every difference must be explained by Allowed.
 //
-// parity_test.go runs it on the sample overcloud; tests/realtht on the
+// parity_test.go runs it on the sample overcloud (wallaby, and zed when a
+// stable/zed tree is found); tests/realtht on the
 // real tripleo-heat-templates stack; internal/bench times both renders.
 package tripleocommon
 
@@ -73,6 +74,17 @@ func Source(env, tarball string) string {
 // Tree is an extracted reference tree.
 type Tree struct {
 	Root string // holds the marker file
+	// Release is a tripleo-common tree's release (empty: wallaby); RunParity
+	// renders ours with it and harness.py takes its code path.
+	Release configdownload.Release
+}
+
+// release is t's release, wallaby when unset.
+func (t Tree) release() configdownload.Release {
+	if t.Release == "" {
+		return configdownload.Wallaby
+	}
+	return t.Release
 }
 
 // ExtractTripleoCommon makes tripleo-common's tree available under dir.
@@ -94,7 +106,7 @@ func ExtractTripleoAnsible(dir string) (Tree, error) {
 // extract returns the root of src (a directory holding marker, or a
 // .tar.gz extracted under dir: only the paths under the subtree keep).
 func extract(src, dir, marker, env, keep string) (Tree, error) {
-	hint := fmt.Sprintf("set %s to a directory or .tar.gz of the tree (default: the stable/wallaby tarball in ../shared/reference, see its README.md)", env)
+	hint := fmt.Sprintf("set %s to a directory or .tar.gz of the tree (default: its tarball in ../shared/reference, see its README.md)", env)
 	st, err := os.Stat(src)
 	if err != nil {
 		return Tree{}, fmt.Errorf("%s is missing (%v): %s", src, err, hint)
@@ -199,7 +211,7 @@ type Result struct {
 func RunReference(ctx context.Context, tc Tree, endpoint, stack, dest, sshNetwork, sshUser string) (Result, error) {
 	var r Result
 	cmd := exec.CommandContext(ctx, Python, filepath.Join(Dir(), "harness.py"), "--tripleo-common", tc.Root,
-		"--endpoint", endpoint, "--stack", stack, "--dest", dest, "--ssh-network", sshNetwork, "--ssh-user", sshUser)
+		"--release", string(tc.release()), "--endpoint", endpoint, "--stack", stack, "--dest", dest, "--ssh-network", sshNetwork, "--ssh-user", sshUser)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -260,7 +272,8 @@ type Allowance struct {
 
 // Allowed are the differences between our rendering and tripleo-common's
 // that the differential test accepts, each with its reason. Everything
-// else fails it. (The .git directories are not compared at all: commit
+// else fails it. They hold for stable/wallaby and stable/zed alike: zed's
+// run needs no entry of its own. (The .git directories are not compared at all: commit
 // ids, authors, dates and messages differ by design.)
 var Allowed = []Allowance{
 	// deployments.yaml is TripleO's task file that applies one software
@@ -650,13 +663,14 @@ func CompareTrees(ctx context.Context, ours, theirs string, ta *Tree, tmp string
 }
 
 // RunParity renders stack with our config_download (in process, the
-// module's code) and with tripleo-common into workDir/ours/STACK and
+// module's code, tripleo_release tc's release) and with tripleo-common into workDir/ours/STACK and
 // workDir/tripleo-common/STACK, and compares them. Warnings of both runs
 // are returned for the log.
 func RunParity(ctx context.Context, c *heatapi.Client, stack, workDir string, tc Tree, ta *Tree) (*Parity, []string, error) {
 	p := &Parity{Ours: filepath.Join(workDir, "ours", stack), Theirs: filepath.Join(workDir, "tripleo-common", stack)}
 	start := time.Now()
-	out, err := configdownload.Run(ctx, c, configdownload.RunOptions{Stack: stack, Dest: p.Ours, Commit: true})
+	out, err := configdownload.Run(ctx, c, configdownload.RunOptions{Stack: stack, Dest: p.Ours, Commit: true,
+		Release: tc.release()})
 	p.OursTime = time.Since(start)
 	if err != nil {
 		return p, out.Warnings, fmt.Errorf("our config download: %w", err)
