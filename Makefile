@@ -29,6 +29,11 @@ export PATH := /usr/local/go/bin:$(PATH)
 # podman (heat_type container/pod, its tests, heat-image) with runc and ulimits
 # this host allows; see README "Container and pod Heat".
 export CONTAINERS_CONF ?= $(CURDIR)/scripts/containers.conf
+# Test packages run at once by `make test` (go test -p). Each test starts its own Heat,
+# MariaDB, RabbitMQ and podman objects on free loopback ports and temp dirs, so packages
+# do not share state; most of their time is one single-threaded python3 process (heat-all,
+# ansible-playbook), so two at a time use both cores of the 2-core machines this runs on.
+TEST_PARALLEL ?= 2
 
 .PHONY: help deps check-go heat-image build build-all stage collection install test integration demo lint sanity changelog release fmt vet clean bench sanity-run parity-zed
 
@@ -79,7 +84,7 @@ install: collection ## install the tarball into .collections/ (what the integrat
 	@echo "installed ephemeral.heat $(VERSION) into $(COLL_PATH)"
 
 test: deps install lint ## the whole suite: deps, build, lint, unit and integration tests against real Heat
-	$(GO) test -count=1 -timeout 60m -p 1 ./...
+	$(GO) test -count=1 -timeout 60m -p $(TEST_PARALLEL) ./...
 
 parity-zed: check-go ## config_download vs tripleo-common stable/zed's own code on the sample overcloud; fails when no zed tree is found (README)
 	EPHEMERAL_HEAT_REQUIRE_ZED=1 $(GO) test -count=1 -run '^TestZedSampleOvercloudParity$$' ./tests/tripleocommon/
