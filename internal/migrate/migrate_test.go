@@ -320,3 +320,21 @@ func TestMigrateFromHeat(t *testing.T) {
 		t.Errorf("the installed stack changed: %+v -> %+v", before, after)
 	}
 }
+
+// encrypted names the password parameters Heat stored encrypted, and
+// only those.
+func TestEncrypted(t *testing.T) {
+	names := []string{"AdminPassword", "NovaPassword"}
+	for _, tc := range []struct {
+		env  map[string]any
+		want []string
+	}{
+		{env: map[string]any{}, want: nil},
+		{env: map[string]any{"encrypted_param_names": []any{}}, want: nil},
+		{env: map[string]any{"encrypted_param_names": []any{"NovaPassword", "SomethingElse"}}, want: []string{"NovaPassword"}},
+	} {
+		if got := encrypted(tc.env, names); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("encrypted(%v) = %v, want %v", tc.env, got, tc.want)
+		}
+	}
+}
