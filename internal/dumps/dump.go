@@ -30,7 +30,10 @@ const (
 
 // DumpOptions are heat_db_dump's parameters for state=dumped.
 type DumpOptions struct {
-	HeatDir   heatdir.Dir
+	HeatDir heatdir.Dir
+	// Source, when set, is the database to dump instead of the one
+	// HeatDir's heat.conf names (a migrate's installed Heat: only read).
+	Source    *heatdb.DB
 	Dest      string // "" = timestamped file in HeatDir
 	Compress  string // gzip | none
 	Keep      int    // older dumps to keep beside the new one
@@ -160,6 +163,9 @@ func lockDumpDir(dir string) (func(), error) {
 func Dump(ctx context.Context, o DumpOptions) (Result, error) {
 	o.defaults()
 	t, err := target(o.HeatDir)
+	if o.Source != nil {
+		t, err = *o.Source, nil
+	}
 	if err != nil {
 		return Result{}, err
 	}

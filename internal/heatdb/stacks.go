@@ -3,6 +3,8 @@ package heatdb
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -69,4 +71,33 @@ func queryStacks(ctx context.Context, d DB, query string) ([]Stack, error) {
 		out = append(out, s)
 	}
 	return out, rows.Err()
+}
+
+// StackEnvironment reads the environment a stack was last given, as Heat
+// stores it (raw_template.environment, JSON): hidden parameters are there
+// as they were given, where Heat's API shows "******". Heat's option
+// encrypt_parameters_and_properties stores them encrypted instead; their
+// names are in the environment's encrypted_param_names.
+func StackEnvironment(ctx context.Context, d DB, stackID string) (map[string]any, error) {
+	db, err := open(d)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	var raw sql.NullString
+	err = db.QueryRowContext(ctx, "SELECT raw_template.environment FROM stack JOIN raw_template ON stack.raw_template_id = raw_template.id "+
+		"WHERE stack.id = ? AND stack.deleted_at IS NULL", stackID).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%s holds no stack %s", d, stackID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the environment of stack %s in %s: %w", stackID, d, err)
+	}
+	env := map[string]any{}
+	if raw.Valid && raw.String != "" {
+		if err := json.Unmarshal([]byte(raw.String), &env); err != nil {
+			return nil, fmt.Errorf("the environment of stack %s in %s is not JSON: %v", stackID, d, err)
+		}
+	}
+	return env, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/dirlock"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatloc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/lifecycle"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/migrate"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/module"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/passwords"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stackname"
@@ -36,6 +37,7 @@ const (
 	actRecord    = "fingerprint"
 	actPlanRun   = "plan_run"
 	actRunDone   = "run_done"
+	actMigrate   = "migrate"
 )
 
 var spec = &module.Spec{
@@ -44,8 +46,8 @@ var spec = &module.Spec{
 	Params: append([]module.Param{
 		{Name: "work_dir", Type: module.Path, Required: true, Help: "the working directory, e.g. ~/overcloud-deploy/overcloud"},
 		{Name: "stack", Default: "overcloud", Check: stackname.Checker(workdir.StackLimit), Help: "stack name"},
-		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone},
-			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded)"},
+		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone, actMigrate},
+			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded), migrate (a new working dir from an installed Heat's stack)"},
 		{Name: "passwords", Type: module.Bool, Default: true, Help: "prepare: generate the passwords file once and reuse it"},
 		{Name: "stage", Choices: lifecycle.Stages, Help: "prepare, status and fingerprint: the deploy's lifecycle stage (prepare: its lifecycle environment goes first among the operator's; status: recorded as deployment_stage; default deploy)"},
 		{Name: "environment_files", Type: module.List, Elements: module.Path, Help: "prepare: the operator's environment files, in order (environment_files returns them with the working dir's and the lifecycle environment placed)"},
@@ -65,7 +67,8 @@ var spec = &module.Spec{
 		{Name: "lock_token", NoLog: true, Help: "the token of the working dir's lock a playbook holds (action=lock); the action then does not wait for that lock"},
 		{Name: "lock_wait", Type: module.Int, Default: 30, Range: module.Between(0, 3600), Help: "seconds to wait for another operation on the working dir before failing"},
 		{Name: "owner_pid", Type: module.Int, Default: 0, Range: module.Between(0, 1<<22), Help: "lock: the process the lock is held for, until it ends (0: the ansible-playbook running this task)"},
-	}, heatloc.Params("save: ")...),
+		{Name: "database_url", NoLog: true, Help: "migrate: the installed Heat's database (its heat.conf [database] connection, mysql+pymysql://USER:PASSWORD@HOST/heat), only read"},
+	}, heatloc.Params("save and migrate (cloud or endpoint): ")...),
 }
 
 // writes says whether an action writes the working dir (and so takes its
@@ -87,13 +90,18 @@ func run(ctx *module.Context) (module.Result, error) {
 	res := module.Result{"changed": false, "paths": l.Paths()}
 	action := p.Str("action")
 	for _, n := range append([]string{"status", "phase", "hosts", "allow_empty_group", "fingerprint", "owner_pid",
-		"stage", "templates_dir", "environment_files", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest"}, heatloc.Names()...) {
+		"stage", "templates_dir", "environment_files", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest", "database_url"}, heatloc.Names()...) {
 		if p.Given(n) && !allowed(action, n) {
 			return res, fmt.Errorf("parameter %q does not apply to action %s", n, action)
 		}
 	}
 	if err := l.Guard(); err != nil {
 		return res, err
+	}
+	if action == actMigrate {
+		// Everything is checked before the lock (which makes the working
+		// dir) is taken.
+		return migrateAction(ctx, l, res)
 	}
 	if writes(action) && !ctx.CheckMode {
 		lock, err := l.Lock(context.Background(), p.Str("lock_token"), time.Duration(p.Int("lock_wait"))*time.Second)
@@ -166,9 +174,11 @@ func run(ctx *module.Context) (module.Result, error) {
 // allowed says which optional parameters an action takes.
 func allowed(action, param string) bool {
 	if heatloc.Is(param) {
-		return action == actSave
+		return action == actSave || (action == actMigrate && param != "heat_dir")
 	}
 	switch param {
+	case "database_url":
+		return action == actMigrate
 	case "status", "phase":
 		return action == actStatus
 	case "hosts", "allow_empty_group":
@@ -345,6 +355,52 @@ func save(ctx *module.Context, l workdir.Layout, res module.Result) (module.Resu
 	res["msg"] = fmt.Sprintf("saved %d file(s) of stack %s (%d node group(s))", len(s.Files), l.Stack, len(groups))
 	if ctx.CheckMode {
 		res["msg"] = fmt.Sprintf("%d file(s) of stack %s would be saved", len(s.Files), l.Stack)
+	}
+	return res, nil
+}
+
+// migrateAction writes a new working dir from an installed Heat's stack
+// (package migrate): everything is checked first, then the working dir's
+// lock is taken and the files are written.
+func migrateAction(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {
+	p := ctx.Params
+	bg := context.Background()
+	if !p.Given("database_url") {
+		return res, fmt.Errorf("action migrate needs database_url: the installed Heat's database (its heat.conf [database] connection), read only")
+	}
+	loc, found, err := heatloc.FromParams(p, os.Getenv, false)
+	if err != nil {
+		return res, fmt.Errorf("action migrate reads the installed Heat: %w", err)
+	}
+	if !found || loc.Kind == heatloc.HeatDir {
+		return res, fmt.Errorf("action migrate reads an installed Heat: give cloud or endpoint")
+	}
+	c, err := loc.Connect(bg, ctx.AddSecret)
+	if err != nil {
+		return res, fmt.Errorf("action migrate reads the installed Heat: %w", err)
+	}
+	src, err := migrate.Open(bg, migrate.Options{Layout: l, Heat: c, DatabaseURL: p.Str("database_url"), Names: passwords.Names,
+		Warn: ctx.Warn, Secret: ctx.AddSecret})
+	if err != nil {
+		return res, err
+	}
+	if src.Done == nil && !ctx.CheckMode {
+		lock, err := l.Lock(bg, p.Str("lock_token"), time.Duration(p.Int("lock_wait"))*time.Second)
+		if err != nil {
+			return res, err
+		}
+		defer lock.Unlock()
+	}
+	r, err := src.Write(bg, ctx.CheckMode)
+	if err != nil {
+		return res, err
+	}
+	res["changed"], res["files"], res["stack_id"], res["stack_status"] = r.Changed, r.Files, r.StackID, r.StackStatus
+	res["passwords_kept"], res["passwords_generated"], res["skipped_indices"] = len(r.Kept), r.Generated, r.Skipped
+	res["dump"], res["migration"], res["msg"] = r.Dump, r.Record, r.Msg
+	if ctx.Diff && r.Changed {
+		res["diff"] = map[string]any{"before_header": l.Dir, "after_header": l.Dir, "before": "",
+			"after": strings.Join(r.Files, "\n") + "\n"}
 	}
 	return res, nil
 }

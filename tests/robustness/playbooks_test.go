@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/ansibletest"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/fakeheat"
 )
 
 // playbookCase is a playbook run on a bad working dir: it must fail, saying
@@ -23,7 +24,9 @@ type playbookCase struct {
 
 // TestPlaybookRefusals: the deploy and scale-down playbooks refuse a
 // working dir that is not ours, or whose files are not what a deploy
-// wrote, before anything runs (issue 33's playbook cases).
+// wrote, before anything runs (issue 33's playbook cases); the migrate
+// playbook a working dir that is not new or empty, a source Heat without
+// the stack, no database_url (issue 30's).
 func TestPlaybookRefusals(t *testing.T) {
 	root, err := repoRoot()
 	if err != nil {
@@ -32,7 +35,20 @@ func TestPlaybookRefusals(t *testing.T) {
 	env := ansibletest.Env(t, root)
 	deploy := filepath.Join(root, "playbooks", "deploy-overcloud.yml")
 	scale := filepath.Join(root, "playbooks", "scale-down.yml")
+	migrate := filepath.Join(root, "playbooks", "migrate.yml")
+	installed := fakeheat.Start(t, fakeheat.Stack{Name: "overcloud", ID: "5a1e-0002", Template: map[string]any{}})
 	cases := []playbookCase{
+		{name: "migrate into a non-empty working dir", book: migrate, setup: func(s *sandbox) []string {
+			wd := workDir(s, wdNodes, nil)
+			return []string{"-e", "work_dir=" + wd, "-e", "endpoint=" + installed.Endpoint, "-e", "database_url=" + heatDatabase(s, "heat.sqlite", "5a1e-0002")}
+		}, want: []string{"work_dir", "is not empty", "nothing was changed"}},
+		{name: "migrate from a Heat without the stack", book: migrate, setup: func(s *sandbox) []string {
+			return []string{"-e", "work_dir=" + s.path("new", "overcloud"), "-e", "stack_name=other", "-e", "endpoint=" + installed.Endpoint,
+				"-e", "database_url=" + heatDatabase(s, "heat.sqlite", "5a1e-0002")}
+		}, want: []string{"stack: the Heat at", `has no stack \"other\"`, "nothing was written"}},
+		{name: "migrate without database_url", book: migrate, setup: func(s *sandbox) []string {
+			return []string{"-e", "work_dir=" + s.path("new", "overcloud"), "-e", "endpoint=" + installed.Endpoint}
+		}, want: []string{"database_url: give the installed Heat database URL"}},
 		{name: "deploy into a symlinked work_dir", book: deploy, setup: func(s *sandbox) []string {
 			return []string{"-e", "work_dir=" + s.symlink("wd", s.dir("target", 0o700)), "-e", "template=" + s.path("none.yaml")}
 		}, want: []string{"work_dir", "is a symlink"}},

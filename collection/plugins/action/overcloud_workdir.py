@@ -9,7 +9,12 @@ from ansible_collections.ephemeral.heat.plugins.plugin_utils.heat_location impor
 
 
 class ActionModule(HeatLocationAction):
-    """overcloud_workdir talks to Heat with action=save only: other actions get no module_defaults location."""
+    """overcloud_workdir talks to Heat with action=save and action=migrate only (migrate: an installed Heat,
+    a cloud or an endpoint): other actions get no module_defaults location."""
 
     def accepted(self, args):
-        return self.ACCEPTED if args.get('action') == 'save' else ()
+        if args.get('action') == 'save':
+            return self.ACCEPTED
+        if args.get('action') == 'migrate':
+            return tuple(k for k in self.ACCEPTED if k != 'heat_dir')
+        return ()
