@@ -130,8 +130,8 @@ type Options struct {
 	Dir   string
 	Now   time.Time
 	Check bool
-	// Running says what Heat of heat_dir runs ("" when none); nil uses
-	// launch/backend's answer through the module.
+	// Running says what Heat of heat_dir runs ("" when none); the module
+	// gives launch/backend's answer. nil: not asked.
 	Running func(ctx context.Context, heatDir string) (string, error)
 }
 

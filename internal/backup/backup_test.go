@@ -458,3 +458,53 @@ func TestReplacePath(t *testing.T) {
 		}
 	}
 }
+
+func TestNoRewrite(t *testing.T) {
+	tests := []struct {
+		rel  string
+		keep bool
+	}{
+		{"config-download/overcloud/ansible.cfg", false},
+		{"config-download/overcloud/tripleo-ansible-inventory.yaml", false},
+		{"overcloud-deployment_status.yaml", false},
+		{"config-download/overcloud/.git/logs/HEAD", true},
+		{"config-download/overcloud/ansible.log", true},
+		{"heat-launcher/log/watchdog.txt", true},
+		{"heat-launcher/heat-db-20261127T000000.000000Z.sql.gz.manifest.json", true},
+		{"overcloud-install-20261127000000.tar.bzip2", true},
+	}
+	for _, tc := range tests {
+		if got := noRewrite(tc.rel); got != tc.keep {
+			t.Errorf("noRewrite(%q) = %v, want %v", tc.rel, got, tc.keep)
+		}
+	}
+}
+
+// An empty directory made for it is a valid target: the restore replaces it.
+func TestRestoreIntoEmptyDir(t *testing.T) {
+	base := t.TempDir()
+	l := deployment(t, filepath.Join(base, "src"))
+	res, err := Backup(context.Background(), Options{Layout: l, Dir: filepath.Join(base, "b"), Now: t0, Running: notRunning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(base, "empty")
+	if err := os.Mkdir(target, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restore(RestoreOptions{File: res.File, WorkDir: target, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if !(workdir.Layout{Dir: target, Stack: testStack}).Deployed() {
+		t.Error("nothing restored into the empty directory")
+	}
+	// Nothing else is left beside it (the unpacking directory is gone).
+	ents, _ := os.ReadDir(base)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "b empty src" {
+		t.Errorf("beside the target: %v", names)
+	}
+}

@@ -18,7 +18,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/dumps"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/fsutil"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/pathguard"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/workdir"
 )
@@ -132,8 +134,9 @@ func Restore(o RestoreOptions) (*RestoreResult, error) {
 		return nil, err
 	}
 	// rename(2) replaces a missing or empty directory only: whatever
-	// appeared at work_dir meanwhile is never written over.
-	if err := os.Rename(tmp, dir); err != nil {
+	// appeared at work_dir meanwhile is never written over. (os.Rename
+	// refuses any existing directory, an empty one too.)
+	if err := syscall.Rename(tmp, dir); err != nil {
 		return nil, fmt.Errorf("work_dir %s: moving the restored working dir into place: %w (something was written there meanwhile; nothing of it was changed)", dir, err)
 	}
 	done = true
@@ -382,11 +385,13 @@ const textLimit = 64 << 20
 
 // noRewrite says which members keep their bytes even if they name the old
 // working dir: git's objects and history, logs (a record of what ran
-// where), database dumps and archives.
+// where), database dumps with their sidecars, and archives.
 func noRewrite(rel string) bool {
 	base := path.Base(rel)
-	return strings.Contains("/"+rel+"/", "/.git/") || strings.Contains(rel, "/log/") || strings.HasSuffix(base, ".log") ||
-		strings.HasSuffix(base, ".gz") || strings.HasSuffix(base, ".bzip2") || strings.HasSuffix(base, ".sha256")
+	return strings.Contains("/"+rel+"/", "/.git/") || strings.HasSuffix(base, ".log") ||
+		strings.HasPrefix(rel, workdir.HeatLauncherDir+"/"+heatdir.LogDir+"/") ||
+		strings.HasPrefix(rel, workdir.HeatLauncherDir+"/") && strings.HasPrefix(base, dumps.Prefix) ||
+		strings.HasSuffix(base, workdir.ArchiveSuffix) || strings.HasSuffix(base, Suffix)
 }
 
 // rewrite replaces the old working dir's path by the new one in the text
