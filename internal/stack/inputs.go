@@ -3,8 +3,6 @@ package stack
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -67,16 +65,6 @@ func (r *Request) Inputs() *Inputs {
 	}
 	return &Inputs{Template: r.full.Template, Files: r.full.Files, EnvironmentFiles: r.full.EnvironmentFiles,
 		Tags: tags, TimeoutMins: r.o.Timeout, DisableRollback: !r.o.Rollback}
-}
-
-// Digest is a sha256 of the inputs in a canonical form (JSON, sorted keys,
-// numbers as written): equal inputs, equal digests.
-func (in *Inputs) Digest() string {
-	h := sha256.New()
-	enc := json.NewEncoder(h)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(in) // maps of JSON values only: cannot fail
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // LocalFiles returns the local paths of every file the inputs were read

@@ -38,6 +38,9 @@ const (
 	actPlanRun   = "plan_run"
 	actRunDone   = "run_done"
 	actMigrate   = "migrate"
+	// backup.go
+	actBackup  = "backup"
+	actRestore = "restore"
 )
 
 var spec = &module.Spec{
@@ -46,8 +49,8 @@ var spec = &module.Spec{
 	Params: append([]module.Param{
 		{Name: "work_dir", Type: module.Path, Required: true, Help: "the working directory, e.g. ~/overcloud-deploy/overcloud"},
 		{Name: "stack", Default: "overcloud", Check: stackname.Checker(workdir.StackLimit), Help: "stack name"},
-		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone, actMigrate},
-			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded), migrate (a new working dir from an installed Heat's stack)"},
+		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone, actMigrate, actBackup, actRestore},
+			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded), migrate (a new working dir from an installed Heat's stack), backup (one archive of the working dir into backup_dir), restore (backup_file into work_dir, a new working dir)"},
 		{Name: "passwords", Type: module.Bool, Default: true, Help: "prepare: generate the passwords file once and reuse it"},
 		{Name: "stage", Choices: lifecycle.Stages, Help: "prepare, status and fingerprint: the deploy's lifecycle stage (prepare: its lifecycle environment goes first among the operator's; status: recorded as deployment_stage; default deploy)"},
 		{Name: "environment_files", Type: module.List, Elements: module.Path, Help: "prepare: the operator's environment files, in order (environment_files returns them with the working dir's and the lifecycle environment placed)"},
@@ -66,6 +69,8 @@ var spec = &module.Spec{
 		{Name: "fingerprint", Help: "fingerprint: the sha256 (hex) of the inputs of the deploy that just succeeded"},
 		{Name: "lock_token", NoLog: true, Help: "the token of the working dir's lock a playbook holds (action=lock); the action then does not wait for that lock"},
 		{Name: "lock_wait", Type: module.Int, Default: 30, Range: module.Between(0, 3600), Help: "seconds to wait for another operation on the working dir before failing"},
+		{Name: "backup_dir", Type: module.Path, Help: "backup: the directory the archive is written in (made 0700 if missing)"},
+		{Name: "backup_file", Type: module.Path, Help: "restore: the archive a backup wrote (its .sha256 beside it)"},
 		{Name: "owner_pid", Type: module.Int, Default: 0, Range: module.Between(0, 1<<22), Help: "lock: the process the lock is held for, until it ends (0: the ansible-playbook running this task)"},
 		{Name: "database_url", NoLog: true, Help: "migrate: the installed Heat's database (its heat.conf [database] connection, mysql+pymysql://USER:PASSWORD@HOST/heat), only read"},
 	}, heatloc.Params("save and migrate (cloud or endpoint): ")...),
@@ -90,10 +95,15 @@ func run(ctx *module.Context) (module.Result, error) {
 	res := module.Result{"changed": false, "paths": l.Paths()}
 	action := p.Str("action")
 	for _, n := range append([]string{"status", "phase", "hosts", "allow_empty_group", "fingerprint", "owner_pid",
-		"stage", "templates_dir", "environment_files", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest", "database_url"}, heatloc.Names()...) {
+		"stage", "templates_dir", "environment_files", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest", "database_url", "backup_dir", "backup_file"}, heatloc.Names()...) {
 		if p.Given(n) && !allowed(action, n) {
 			return res, fmt.Errorf("parameter %q does not apply to action %s", n, action)
 		}
+	}
+	if action == actRestore {
+		// A restore makes a new working dir: its own checks, no lock (it
+		// appears in one rename, which fails if anything is there).
+		return restoreAction(ctx, res)
 	}
 	if err := l.Guard(); err != nil {
 		return res, err
@@ -167,6 +177,8 @@ func run(ctx *module.Context) (module.Result, error) {
 		return res, nil
 	case actScaleDown:
 		return scaleDown(ctx, l, res)
+	case actBackup:
+		return backupAction(ctx, l, res)
 	}
 	return res, fmt.Errorf("unknown action %q", p.Str("action"))
 }
@@ -195,6 +207,10 @@ func allowed(action, param string) bool {
 		return action == actPlanRun
 	case "run_digest":
 		return action == actRunDone
+	case "backup_dir":
+		return action == actBackup
+	case "backup_file":
+		return action == actRestore
 	}
 	return true
 }
