@@ -184,5 +184,6 @@ func (l Layout) Paths() map[string]string {
 		"config_download_root": l.path(ConfigDownloadDir),
 		"deploy_inputs":        l.DeployInputs(),
 		"lifecycle_runs":       l.Runs(),
+		"merged_inventory":     l.MergedInventory(),
 	}
 }
