@@ -185,5 +185,6 @@ func (l Layout) Paths() map[string]string {
 		"deploy_inputs":        l.DeployInputs(),
 		"lifecycle_runs":       l.Runs(),
 		"migration":            l.Migration(),
+		"merged_inventory":     l.MergedInventory(),
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -39,8 +40,9 @@ const (
 	actRunDone   = "run_done"
 	actMigrate   = "migrate"
 	// backup.go
-	actBackup  = "backup"
-	actRestore = "restore"
+	actBackup   = "backup"
+	actRestore  = "restore"
+	actMergeInv = "merge_inventory"
 )
 
 var spec = &module.Spec{
@@ -49,8 +51,8 @@ var spec = &module.Spec{
 	Params: append([]module.Param{
 		{Name: "work_dir", Type: module.Path, Required: true, Help: "the working directory, e.g. ~/overcloud-deploy/overcloud"},
 		{Name: "stack", Default: "overcloud", Check: stackname.Checker(workdir.StackLimit), Help: "stack name"},
-		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone, actMigrate, actBackup, actRestore},
-			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded), migrate (a new working dir from an installed Heat's stack), backup (one archive of the working dir into backup_dir), restore (backup_file into work_dir, a new working dir)"},
+		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone, actMigrate, actBackup, actRestore, actMergeInv},
+			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded), migrate (a new working dir from an installed Heat's stack), backup (one archive of the working dir into backup_dir), restore (backup_file into work_dir, a new working dir), merge_inventory (the inventory of several stacks)"},
 		{Name: "passwords", Type: module.Bool, Default: true, Help: "prepare: generate the passwords file once and reuse it"},
 		{Name: "stage", Choices: lifecycle.Stages, Help: "prepare, status and fingerprint: the deploy's lifecycle stage (prepare: its lifecycle environment goes first among the operator's; status: recorded as deployment_stage; default deploy)"},
 		{Name: "environment_files", Type: module.List, Elements: module.Path, Help: "prepare: the operator's environment files, in order (environment_files returns them with the working dir's and the lifecycle environment placed)"},
@@ -67,6 +69,10 @@ var spec = &module.Spec{
 		{Name: "allow_empty_group", Type: module.Bool, Default: false,
 			Help: "scale_down: allow removing every node of a group whose role or resource name contains controller"},
 		{Name: "fingerprint", Help: "fingerprint: the sha256 (hex) of the inputs of the deploy that just succeeded"},
+		{Name: "stacks", Type: module.List, Check: checkStacks,
+			Help: "merge_inventory: the stacks whose inventories to merge, in order (this working dir's stack among them; the first one's Undercloud is kept)"},
+		{Name: "work_dirs", Type: module.List, Elements: module.Path,
+			Help: "merge_inventory: the working dir of each of stacks, in the same order (default: beside work_dir, <parent of work_dir>/<stack>)"},
 		{Name: "lock_token", NoLog: true, Help: "the token of the working dir's lock a playbook holds (action=lock); the action then does not wait for that lock"},
 		{Name: "lock_wait", Type: module.Int, Default: 30, Range: module.Between(0, 3600), Help: "seconds to wait for another operation on the working dir before failing"},
 		{Name: "backup_dir", Type: module.Path, Help: "backup: the directory the archive is written in (made 0700 if missing)"},
@@ -95,7 +101,7 @@ func run(ctx *module.Context) (module.Result, error) {
 	res := module.Result{"changed": false, "paths": l.Paths()}
 	action := p.Str("action")
 	for _, n := range append([]string{"status", "phase", "hosts", "allow_empty_group", "fingerprint", "owner_pid",
-		"stage", "templates_dir", "environment_files", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest", "database_url", "backup_dir", "backup_file"}, heatloc.Names()...) {
+		"stage", "templates_dir", "environment_files", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest", "database_url", "backup_dir", "backup_file", "stacks", "work_dirs"}, heatloc.Names()...) {
 		if p.Given(n) && !allowed(action, n) {
 			return res, fmt.Errorf("parameter %q does not apply to action %s", n, action)
 		}
@@ -179,6 +185,8 @@ func run(ctx *module.Context) (module.Result, error) {
 		return scaleDown(ctx, l, res)
 	case actBackup:
 		return backupAction(ctx, l, res)
+	case actMergeInv:
+		return mergeInventory(ctx, l, res)
 	}
 	return res, fmt.Errorf("unknown action %q", p.Str("action"))
 }
@@ -211,6 +219,8 @@ func allowed(action, param string) bool {
 		return action == actBackup
 	case "backup_file":
 		return action == actRestore
+	case "stacks", "work_dirs":
+		return action == actMergeInv
 	}
 	return true
 }
@@ -480,6 +490,60 @@ func scaleDown(ctx *module.Context, l workdir.Layout, res module.Result) (module
 		res["msg"] = "would remove " + strings.Join(lines, ", ") + " and write " + l.ScaleDown()
 	default:
 		res["msg"] = "removed " + strings.Join(lines, ", ") + ": " + l.ScaleDown() + " is included by every later deploy"
+	}
+	return res, nil
+}
+
+// checkStacks checks each stack name of stacks (heat_stack's rule).
+func checkStacks(v any) error {
+	l, _ := v.([]string)
+	for _, s := range l {
+		if err := stackname.Check("stacks", s, workdir.StackLimit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeInventory writes the inventory of several stacks (multi-stack,
+// DCN) into this working dir, reading the others' config-download
+// inventories.
+func mergeInventory(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {
+	p := ctx.Params
+	names, dirs := p.Strings("stacks"), p.Strings("work_dirs")
+	if len(names) == 0 {
+		return res, fmt.Errorf("action merge_inventory needs stacks (the stacks to merge, in order, %s among them)", l.Stack)
+	}
+	if p.Given("work_dirs") && len(dirs) != len(names) {
+		return res, fmt.Errorf("work_dirs has %d entries and stacks %d: give one working dir per stack, in the same order", len(dirs), len(names))
+	}
+	var stacks []workdir.Layout
+	for i, name := range names {
+		dir := filepath.Join(filepath.Dir(l.Dir), name)
+		if name == l.Stack {
+			dir = l.Dir
+		}
+		if p.Given("work_dirs") {
+			dir = dirs[i]
+		}
+		s, err := workdir.New(dir, name)
+		if err != nil {
+			return res, fmt.Errorf("stacks[%d]: %w", i, err)
+		}
+		stacks = append(stacks, s)
+	}
+	m, err := l.WriteMergedInventory(stacks, ctx.CheckMode)
+	if err != nil {
+		return res, err
+	}
+	res["changed"], res["inventory"], res["stacks"], res["inventories"] = m.Changed, m.Path, m.Stacks, m.Inventories
+	switch {
+	case ctx.CheckMode && m.Changed:
+		res["msg"] = fmt.Sprintf("%s would be written: the inventory of %s", m.Path, strings.Join(m.Stacks, ", "))
+	case m.Changed:
+		res["msg"] = fmt.Sprintf("%s: the inventory of %s", m.Path, strings.Join(m.Stacks, ", "))
+	default:
+		res["msg"] = fmt.Sprintf("%s is up to date: the inventory of %s", m.Path, strings.Join(m.Stacks, ", "))
 	}
 	return res, nil
 }

@@ -23,6 +23,13 @@ python3-jinja2, python3-pbr, python3-eventlet, python3-openstacksdk. Run it
 with /usr/bin/python3. It prints one JSON line: the seconds the download and
 the inventory took (imports excluded) and the warnings tripleo-common
 raised.
+
+With --merge-stacks A,B,... it writes only the inventory of those stacks
+(multi-stack, DCN) into --dest: tripleo_common.inventories'
+TripleoInventories of one TripleoInventory per stack, built with the
+arguments generate_tripleo_ansible_inventory gives it, and its
+write_static_inventory (what tripleo-ansible-inventory --stack A,B
+--static-yaml-inventory FILE does), into DEST/tripleo-ansible-inventory.yaml.
 """
 
 import argparse
@@ -41,7 +48,9 @@ def main():
                    help='extracted tripleo-common tree (holds tripleo_common/)')
     p.add_argument('--endpoint', required=True,
                    help='no-auth Heat endpoint, http://127.0.0.1:PORT/v1/admin')
-    p.add_argument('--stack', required=True)
+    p.add_argument('--stack')
+    p.add_argument('--merge-stacks',
+                   help='comma-separated stacks: write their merged inventory only')
     p.add_argument('--dest', required=True, help='config-download directory')
     p.add_argument('--ssh-network', default='ctlplane')
     p.add_argument('--ssh-user', default='tripleo-admin')
@@ -58,6 +67,7 @@ def main():
     from heatclient import client as heat_client
     from keystoneauth1 import noauth
     from keystoneauth1 import session as ks_session
+    from tripleo_common import inventories
     from tripleo_common import inventory
     from tripleo_common.utils import config as ooo_config
 
@@ -77,6 +87,11 @@ def main():
     heat = heat_client.Client('1', session=sess, endpoint=args.endpoint)
 
     os.makedirs(args.dest, mode=0o700, exist_ok=True)
+    if args.merge_stacks:
+        merge(args, heat, inventories, inventory)
+        return
+    if not args.stack:
+        sys.exit('--stack or --merge-stacks is required')
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always', UserWarning)
         t0 = time.perf_counter()
@@ -92,6 +107,30 @@ def main():
             session=None, **inventory_kwargs)
         t2 = time.perf_counter()
     json.dump({'download_seconds': t1 - t0, 'inventory_seconds': t2 - t1,
+               'warnings': [str(w.message) for w in caught
+                            if not issubclass(w.category, DeprecationWarning)]},
+              sys.stdout)
+    sys.stdout.write('\n')
+
+
+def merge(args, heat, inventories, inventory):
+    """The inventory of several stacks, as tripleo-common merges them."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', UserWarning)
+        t0 = time.perf_counter()
+        objs = {}
+        for plan in args.merge_stacks.split(','):
+            objs[plan] = inventory.TripleoInventory(
+                session=None, hclient=heat, auth_url=None, username=None,
+                project_name=None, cacert=None,
+                ansible_ssh_user=args.ssh_user, undercloud_key_file=None,
+                ansible_python_interpreter=None, plan_name=plan,
+                host_network=args.ssh_network, work_dir=args.dest)
+        inv = inventories.TripleoInventories(objs)
+        inv.write_static_inventory(
+            os.path.join(args.dest, 'tripleo-ansible-inventory.yaml'))
+        t1 = time.perf_counter()
+    json.dump({'download_seconds': 0, 'inventory_seconds': t1 - t0,
                'warnings': [str(w.message) for w in caught
                             if not issubclass(w.category, DeprecationWarning)]},
               sys.stdout)

@@ -149,3 +149,51 @@ func sampleParity(t *testing.T, tc Tree, ta *Tree) {
 		})
 	}
 }
+
+// TestMultiStackInventoryParity deploys two stacks of the sample overcloud,
+// central (isolated networks, Ceph) and dcn0 (two Computes, its own
+// hosts), renders each with our config_download into its own working dir,
+// merges the inventories with overcloud_workdir's merge_inventory code, and
+// compares the result with tripleo-common's TripleoInventories of the same
+// two stacks: 0 differences beyond MergedAllowed.
+func TestMultiStackInventoryParity(t *testing.T) {
+	heattest.RequireHeat(t)
+	tc, _ := references(t)
+	h := heattest.Start(t, nil)
+	c, err := heatapi.NewNoAuth(h.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct {
+		stack  string
+		envs   []string
+		params map[string]any
+	}{
+		{"central", []string{"environments/network-isolation.yaml", "environments/ceph.yaml"}, map[string]any{"ComputeCount": 1}},
+		{"dcn0", nil, map[string]any{"ComputeCount": 2}},
+	} {
+		if err := DeploySample(context.Background(), c, s.stack, s.envs, s.params, t.Logf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, warnings, err := RunMergedParity(context.Background(), c, []string{"central", "dcn0"}, t.TempDir(), tc)
+	for _, w := range warnings {
+		t.Logf("warning: %s", w)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range p.Problems {
+		t.Errorf("%s", pr)
+	}
+	b, err := os.ReadFile(p.Ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The merge has both stacks' hosts and both plans.
+	for _, want := range []string{"dcn0_Compute:", "central_Compute:", "dcn0-novacompute-1", "central-controller-0", "- central\n      - dcn0\n"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("our merged inventory lacks %q", want)
+		}
+	}
+}

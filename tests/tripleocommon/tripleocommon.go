@@ -7,6 +7,10 @@
 // --syntax-check and --list-tasks with tripleo-ansible on the role and
 // plugin paths). Every difference must be explained by Allowed.
 //
+// multistack.go does the same for the inventory of several stacks
+// (TripleoInventories, harness.py --merge-stacks) against overcloud_workdir's
+// merge_inventory.
+//
 // parity_test.go runs it on the sample overcloud (wallaby, and zed when a
 // stable/zed tree is found); tests/realtht on the
 // real tripleo-heat-templates stack; internal/bench times both renders.
