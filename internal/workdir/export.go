@@ -2,6 +2,8 @@ package workdir
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -331,7 +333,7 @@ func (l Layout) configDownloadJSON(rel string) (any, string, error) {
 	p := filepath.Join(l.ConfigDownload(), filepath.FromSlash(rel))
 	b, err := readFile(p, "config-download file")
 	if isNotExist(err) {
-		return nil, "config-download has no " + rel + " (tripleo-common stable/wallaby writes none)", nil
+		return nil, "config-download has no " + rel + " (tripleo-ansible's tripleo_all_nodes_data writes it when the deploy steps run)", nil
 	}
 	if err != nil {
 		return nil, "", err
@@ -444,4 +446,37 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+// RedactExport is an export file's content for a diff: each password
+// parameter's value is replaced by the first 12 hex digits of its
+// sha256, so that a change shows and no secret does. Content that is not
+// an export (not YAML, no parameter_defaults mapping) is shown as its
+// size only.
+func RedactExport(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return fmt.Sprintf("# %d bytes, not YAML\n", len(b))
+	}
+	pd, ok := doc["parameter_defaults"].(map[string]any)
+	if !ok {
+		return fmt.Sprintf("# %d bytes, no parameter_defaults mapping\n", len(b))
+	}
+	secret := map[string]bool{}
+	for _, n := range passwords.Names {
+		secret[n] = true
+	}
+	out := map[string]any{}
+	for k, v := range pd {
+		if secret[k] {
+			sum := sha256.Sum256(yamlOf(v))
+			v = "(secret, sha256 " + hex.EncodeToString(sum[:])[:12] + ")"
+		}
+		out[k] = v
+	}
+	doc["parameter_defaults"] = out
+	return string(yamlOf(doc))
 }

@@ -152,3 +152,15 @@ func TestExportTo(t *testing.T) {
 		})
 	}
 }
+
+// A diff of an export shows which passwords changed, never their values.
+func TestRedactExport(t *testing.T) {
+	a := RedactExport([]byte("parameter_defaults:\n  AdminPassword: s3cr3t\n  AuthCloudName: c\n"))
+	b := RedactExport([]byte("parameter_defaults:\n  AdminPassword: other\n  AuthCloudName: c\n"))
+	if strings.Contains(a+b, "s3cr3t") || strings.Contains(a+b, "other") || a == b || !strings.Contains(a, "AuthCloudName: c") {
+		t.Errorf("redacted:\n%s\n%s", a, b)
+	}
+	if got := RedactExport([]byte("AdminPassword: [")); strings.Contains(got, "AdminPassword") {
+		t.Errorf("not YAML: %q", got)
+	}
+}
