@@ -307,17 +307,17 @@ func Marshal(values map[string]any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Defaults returns the parameter_defaults of a passwords file as written
-// (a null value stays nil; its parameters section is not read): what
-// tripleoclient's export.export_passwords hands generate_passwords as
-// passwords_env. A missing file is fs.ErrNotExist.
-func Defaults(path string) (map[string]any, error) {
+// Sections returns a passwords file's parameter_defaults as written (a
+// null value stays nil; what tripleoclient's export.export_passwords hands
+// generate_passwords as passwords_env) and its parameters section (nil
+// when it has none). A missing file is fs.ErrNotExist.
+func Sections(path string) (defaults, params map[string]any, err error) {
 	if _, err := os.Lstat(path); err != nil {
-		return nil, fmt.Errorf("reading the passwords: %w", err)
+		return nil, nil, fmt.Errorf("reading the passwords: %w", err)
 	}
 	f, err := readFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return f.defaults, nil
+	return f.defaults, f.params, nil
 }

@@ -251,12 +251,21 @@ var exportLimit = fsutil.Limit{Bytes: 64 << 20}
 // exportPasswords is export.export_passwords: for each password parameter
 // tripleo-common stable/wallaby generates (passwords.Names), the value the
 // passwords file's parameter_defaults gives (nulls included); with
-// excludes, not those EXPORT_PASSWORD_EXCLUDE_PATTERNS matches. Names the
-// file does not have are left out and said in skipped (generate_passwords
-// would make up new random values, which the stack never had); names of
-// the file that are not password parameters are not exported, as there.
+// excludes, not those EXPORT_PASSWORD_EXCLUDE_PATTERNS matches. Two
+// differences, for a file an operator edited (a deploy writes every name,
+// under parameter_defaults only):
+//   - a name under the file's parameters: section takes that value, the
+//     one Heat gives the stack (parameters win); tripleoclient reads only
+//     parameter_defaults, so it exports the value Heat ignored, or one it
+//     makes up;
+//   - a name the file does not have is left out and said in skipped
+//     (generate_passwords would make up a value the stack never had).
+//
+// Names of the file that are not password parameters are not exported, as
+// there. (generate_passwords' RpcPassword/NotifyPassword fallback to
+// RabbitPassword never applies: both are generated first.)
 func (l Layout) exportPasswords(excludes bool, skipped map[string]string) (map[string]any, error) {
-	defaults, err := passwords.Defaults(l.Passwords())
+	defaults, params, err := passwords.Sections(l.Passwords())
 	if errors.Is(err, fs.ErrNotExist) {
 		skipped["passwords"] = "no passwords file " + l.Passwords() + " (password generation is off)"
 		return map[string]any{}, nil
@@ -268,6 +277,9 @@ func (l Layout) exportPasswords(excludes bool, skipped map[string]string) (map[s
 	var missing []string
 	for _, name := range passwords.Names {
 		v, ok := defaults[name]
+		if pv, set := params[name]; set && pv != nil {
+			v, ok = pv, true
+		}
 		if !ok {
 			missing = append(missing, name)
 			continue

@@ -164,3 +164,21 @@ func TestRedactExport(t *testing.T) {
 		t.Errorf("not YAML: %q", got)
 	}
 }
+
+// A password under the passwords file's parameters: is exported with that
+// value (Heat's); a null there leaves parameter_defaults' value.
+func TestExportPasswordsParameters(t *testing.T) {
+	l := exportFixture(t)
+	if err := os.WriteFile(l.Passwords(), []byte("parameters:\n  AdminPassword: p\n  RabbitPassword: null\n"+
+		"parameter_defaults:\n  AdminPassword: a\n  RabbitPassword: r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := l.ExportData(true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd := got["parameter_defaults"].(map[string]any)
+	if pd["AdminPassword"] != "p" || pd["RabbitPassword"] != "r" {
+		t.Errorf("AdminPassword %v, RabbitPassword %v", pd["AdminPassword"], pd["RabbitPassword"])
+	}
+}

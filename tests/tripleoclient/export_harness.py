@@ -10,8 +10,10 @@ imported from --tripleoclient (an extracted tree) with tripleo-common from
 --tripleo-common, and run on --working-dir. It prints one JSON object:
 data (what export_overcloud returned), missing_passwords (the password
 parameters the passwords file's parameter_defaults lacks: tripleo-common's
-generate_passwords makes up new values for them) and stubs (the modules
-stood in for, of STUBS, because they cannot be imported here).
+generate_passwords makes up new values for them), parameters_passwords
+(the password parameters the file sets under parameters:, which Heat
+uses and export_passwords does not read) and stubs (the modules stood in
+for, of STUBS, because they cannot be imported here).
 
 Run it with /usr/bin/python3 (Debian's python3-heatclient, -osc-lib,
 -oslo.concurrency, -yaml, -six, -paramiko, -netaddr, -simplejson,
@@ -99,8 +101,12 @@ def main():
         env = yaml.safe_load(f) or {}
     have = env.get('parameter_defaults') or {}
     missing = [n for n in tc_constants.PASSWORD_PARAMETER_NAMES if n not in have]
+    params = env.get('parameters') or {}
+    in_params = [n for n in tc_constants.PASSWORD_PARAMETER_NAMES
+                 if params.get(n) is not None]
 
-    json.dump({'data': data, 'missing_passwords': missing, 'stubs': stubbed},
+    json.dump({'data': data, 'missing_passwords': missing,
+               'parameters_passwords': in_params, 'stubs': stubbed},
               sys.stdout, default=str)
     sys.stdout.write('\n')
 

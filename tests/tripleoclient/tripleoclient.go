@@ -88,6 +88,10 @@ type Reference struct {
 	// MissingPasswords are the password parameters the passwords file
 	// lacks (generate_passwords makes up values for them).
 	MissingPasswords []string `json:"missing_passwords"`
+	// ParametersPasswords are the password parameters the passwords file
+	// sets under parameters: (Heat uses those values; export_passwords
+	// reads parameter_defaults only).
+	ParametersPasswords []string `json:"parameters_passwords"`
 	// Stubs are the modules the harness stood in for.
 	Stubs []string `json:"stubs"`
 }
@@ -123,11 +127,17 @@ func RunExport(ctx context.Context, tr Trees, l workdir.Layout, excludes, filter
 //     in tripleoclient's export with a value generate_passwords just made
 //     up (the stack never had it); ours leaves it out and names it. A
 //     deploy generates every one, so only an edited file has any.
+//   - parameters-password: a password parameter the operator set under the
+//     passwords file's parameters: (which Heat uses, over
+//     parameter_defaults) is exported by ours with that value, the stack's;
+//     tripleoclient reads parameter_defaults only and exports the value
+//     Heat ignored, or one it made up. Only an edited file has any.
 //
 // Nothing else: every other key of parameter_defaults must be in both,
 // with the same value (YAML/JSON data, numbers compared as float64).
 var Allowed = map[string]string{
-	"missing-password": "a password the passwords file lacks: generate_passwords makes one up, ours leaves it out",
+	"missing-password":    "a password the passwords file lacks: generate_passwords makes one up, ours leaves it out",
+	"parameters-password": "a password set under the passwords file's parameters: ours exports that value (Heat's), tripleoclient parameter_defaults'",
 }
 
 // Compare compares our export (the YAML file at path) with tripleoclient's
@@ -157,9 +167,12 @@ func Compare(path string, ref Reference) (problems, allowed []string, err error)
 	}
 	opd, _ := om["parameter_defaults"].(map[string]any)
 	tpd, _ := tm["parameter_defaults"].(map[string]any)
-	missing := map[string]bool{}
+	missing, inParams := map[string]bool{}, map[string]bool{}
 	for _, n := range ref.MissingPasswords {
 		missing[n] = true
+	}
+	for _, n := range ref.ParametersPasswords {
+		inParams[n] = true
 	}
 	all := map[string]bool{}
 	for k := range opd {
@@ -177,6 +190,8 @@ func Compare(path string, ref Reference) (problems, allowed []string, err error)
 		ov, inOurs := opd[k]
 		tv, inTheirs := tpd[k]
 		switch {
+		case inOurs && inTheirs && inParams[k] && !reflect.DeepEqual(ov, tv):
+			allowed = append(allowed, "parameters-password: "+k)
 		case inTheirs && !inOurs && missing[k]:
 			allowed = append(allowed, "missing-password: "+k)
 		case !inOurs:
