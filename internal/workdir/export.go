@@ -193,20 +193,26 @@ func (l Layout) WriteExport(check bool) (*Export, error) {
 // is never written through) in a directory pathguard accepts; missing
 // parent directories are created (mode 0700).
 func (l Layout) ExportTo(o ExportOptions) (*Export, error) {
-	const param = "export_file"
-	path := o.File
-	if path == "" {
-		path = l.Export()
+	if o.File == "" {
+		o.File = l.Export()
 	}
-	if !filepath.IsAbs(path) {
-		return nil, fmt.Errorf("%s %q: give an absolute path", param, path)
-	}
-	path = filepath.Clean(path)
 	data, skipped, err := l.ExportData(!o.NoPasswordExcludes, false)
 	if err != nil {
 		return nil, err
 	}
-	ex := &Export{Files: []string{}, Skipped: skipped, After: yamlOf(data)}
+	return l.writeExportFile(o, yamlOf(data), skipped)
+}
+
+// writeExportFile writes content to o.File (absolute) as ExportTo
+// describes.
+func (l Layout) writeExportFile(o ExportOptions, content []byte, skipped map[string]string) (*Export, error) {
+	const param = "export_file"
+	path := o.File
+	if !filepath.IsAbs(path) {
+		return nil, fmt.Errorf("%s %q: give an absolute path", param, path)
+	}
+	path = filepath.Clean(path)
+	ex := &Export{Files: []string{}, Skipped: skipped, After: content}
 	exists, err := pathguard.File(param, path, "a file of yours", func(string) bool { return true })
 	if err != nil {
 		return nil, err

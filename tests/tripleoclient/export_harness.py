@@ -68,6 +68,11 @@ def main():
                    help="the directory holding <stack>/ (the deploy's <working dir>/config-download)")
     p.add_argument('--no-password-excludes', action='store_true')
     p.add_argument('--should-filter', action='store_true')
+    p.add_argument('--ceph-cephx', default=None,
+                   help="run export_ceph(stack, CEPHX, config_download_dir) instead, "
+                        "as `overcloud export ceph` does (HOME must make "
+                        "~/overcloud-deploy/<stack> the working dir: it reads "
+                        "ceph_client.yml there)")
     args = p.parse_args()
 
     sys.path.insert(0, args.tripleoclient)
@@ -89,6 +94,20 @@ def main():
     for mod, tree in ((export, args.tripleoclient), (tc_constants, args.tripleo_common)):
         if not mod.__file__.startswith(tree):
             sys.exit('%s was imported from %s, not from %s' % (mod.__name__, mod.__file__, tree))
+
+    if args.ceph_cephx is not None:
+        from tripleoclient import utils as oooutils
+        if oooutils.get_default_working_dir(args.stack) != args.working_dir:
+            sys.exit('HOME does not make %s the default working dir of %s'
+                     % (args.working_dir, args.stack))
+        cephs = [export.export_ceph(args.stack, args.ceph_cephx,
+                                    args.config_download_dir)]
+        data = {'parameter_defaults': {'CephExternalMultiConfig': cephs}}
+        json.dump({'data': data, 'missing_passwords': [],
+                   'parameters_passwords': [], 'stubs': stubbed},
+                  sys.stdout, default=str)
+        sys.stdout.write('\n')
+        return
 
     data = export.export_overcloud(
         args.working_dir, args.stack,

@@ -121,6 +121,32 @@ func RunExport(ctx context.Context, tr Trees, l workdir.Layout, excludes, filter
 	return r, nil
 }
 
+// RunExportCeph runs tripleoclient's export_ceph(stack, cephx,
+// config_download_dir) on l's working dir, as `overcloud export ceph`
+// does for one stack, with HOME set so that its default working dir
+// (where it reads ceph_client.yml) is l's: l.Dir must be
+// <somewhere>/overcloud-deploy/<stack>.
+func RunExportCeph(ctx context.Context, tr Trees, l workdir.Layout, cephx string) (Reference, error) {
+	home := filepath.Dir(filepath.Dir(l.Dir))
+	if filepath.Join(home, "overcloud-deploy", l.Stack) != l.Dir {
+		return Reference{}, fmt.Errorf("%s is not <home>/overcloud-deploy/%s", l.Dir, l.Stack)
+	}
+	args := []string{filepath.Join(Dir(), "export_harness.py"), "--tripleoclient", tr.Client, "--tripleo-common", tr.Common,
+		"--working-dir", l.Dir, "--stack", l.Stack, "--config-download-dir", l.Paths()["config_download_root"], "--ceph-cephx", cephx}
+	cmd := exec.CommandContext(ctx, tripleocommon.Python, args...)
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return Reference{}, fmt.Errorf("tripleoclient's export_ceph: %v\n%s", err, stderr.String())
+	}
+	var r Reference
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		return Reference{}, fmt.Errorf("the harness's output: %w\n%s", err, stdout.String())
+	}
+	return r, nil
+}
+
 // Allowed are the differences the comparison accepts, each with why:
 //
 //   - missing-password: a password parameter the passwords file lacks is
