@@ -467,8 +467,9 @@ func shellQuote(s string) string {
 }
 
 // RedactExport is an export file's content for a diff: each password
-// parameter's value is replaced by the first 12 hex digits of its
-// sha256, so that a change shows and no secret does. Content that is not
+// parameter's value, and each cephx key of a Ceph export, is replaced by
+// the first 12 hex digits of its sha256, so that a change shows and no
+// secret does. Content that is not
 // an export (not YAML, no parameter_defaults mapping) is shown as its
 // size only.
 func RedactExport(b []byte) string {
@@ -487,13 +488,30 @@ func RedactExport(b []byte) string {
 	for _, n := range passwords.Names {
 		secret[n] = true
 	}
+	digest := func(v any) string {
+		sum := sha256.Sum256(yamlOf(v))
+		return "(secret, sha256 " + hex.EncodeToString(sum[:])[:12] + ")"
+	}
 	out := map[string]any{}
 	for k, v := range pd {
 		if secret[k] {
-			sum := sha256.Sum256(yamlOf(v))
-			v = "(secret, sha256 " + hex.EncodeToString(sum[:])[:12] + ")"
+			v = digest(v)
 		}
 		out[k] = v
+	}
+	// A Ceph export's cephx keys.
+	if cephs, ok := out["CephExternalMultiConfig"].([]any); ok {
+		for _, c := range cephs {
+			cm, _ := c.(map[string]any)
+			keys, _ := cm["keys"].([]any)
+			for _, k := range keys {
+				if km, ok := k.(map[string]any); ok {
+					if v, ok := km["key"]; ok {
+						km["key"] = digest(v)
+					}
+				}
+			}
+		}
 	}
 	doc["parameter_defaults"] = out
 	return string(yamlOf(doc))

@@ -160,6 +160,10 @@ func TestRedactExport(t *testing.T) {
 	if strings.Contains(a+b, "s3cr3t") || strings.Contains(a+b, "other") || a == b || !strings.Contains(a, "AuthCloudName: c") {
 		t.Errorf("redacted:\n%s\n%s", a, b)
 	}
+	c := RedactExport([]byte("parameter_defaults:\n  CephExternalMultiConfig:\n  - cluster: c\n    keys: [{name: client.openstack, key: AQBsecret}]\n"))
+	if strings.Contains(c, "AQBsecret") || !strings.Contains(c, "client.openstack") {
+		t.Errorf("Ceph export redacted:\n%s", c)
+	}
 	if got := RedactExport([]byte("AdminPassword: [")); strings.Contains(got, "AdminPassword") {
 		t.Errorf("not YAML: %q", got)
 	}

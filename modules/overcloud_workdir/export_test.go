@@ -76,3 +76,42 @@ func TestOvercloudExport(t *testing.T) {
 		})
 	}
 }
+
+// overcloud_export_ceph: a stack that deployed no Ceph is refused before
+// anything is written; with cephadm's client file it writes the Ceph
+// export, whose diff hides the cephx key; password_excludes does not apply.
+func TestOvercloudExportCeph(t *testing.T) {
+	wd := filepath.Join(t.TempDir(), "overcloud-deploy", "overcloud")
+	file := filepath.Join(wd, "ceph-export-overcloud.yaml")
+	res := call(t, map[string]any{"work_dir": wd, "action": "overcloud_export_ceph"})
+	if msg, _ := res["msg"].(string); res["failed"] != true || !strings.Contains(msg, "deployed no Ceph") {
+		t.Fatalf("no Ceph: %v", res)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Fatalf("a refused Ceph export wrote %s", file)
+	}
+	for p, s := range map[string]string{
+		filepath.Join(wd, "config-download", "overcloud", "cephadm", "log"): "",
+		filepath.Join(wd, "ceph_client.yml"): "tripleo_ceph_client_cluster: ceph\ntripleo_ceph_client_fsid: f\n" +
+			"external_cluster_mon_ips: 172.16.1.11\nkeys: [{name: client.openstack, key: AQBsecret}]\n",
+	} {
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res = call(t, map[string]any{"work_dir": wd, "action": "overcloud_export_ceph", "_ansible_diff": true})
+	if res["failed"] == true || res["changed"] != true {
+		t.Fatalf("Ceph export: %v", res)
+	}
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), "CephExternalMultiConfig") || !strings.Contains(string(b), "AQBsecret") {
+		t.Errorf("%s:\n%s", file, b)
+	}
+	if d, _ := res["diff"].(map[string]any); d == nil || strings.Contains(d["after"].(string), "AQBsecret") {
+		t.Errorf("diff %v", res["diff"])
+	}
+	res = call(t, map[string]any{"work_dir": wd, "action": "overcloud_export_ceph", "password_excludes": false})
+	if msg, _ := res["msg"].(string); res["failed"] != true || !strings.Contains(msg, `"password_excludes" does not apply`) {
+		t.Errorf("password_excludes with the Ceph export: %v", res["msg"])
+	}
+}

@@ -30,6 +30,7 @@ const (
 	actSave      = "save"
 	actExport    = "export"
 	actOCExport  = "overcloud_export"
+	actCephExp   = "overcloud_export_ceph"
 	actArchive   = "archive"
 	actScaleDown = "scale_down"
 	actLock      = "lock"
@@ -45,8 +46,8 @@ var spec = &module.Spec{
 	Params: append([]module.Param{
 		{Name: "work_dir", Type: module.Path, Required: true, Help: "the working directory, e.g. ~/overcloud-deploy/overcloud"},
 		{Name: "stack", Default: "overcloud", Check: stackname.Checker(workdir.StackLimit), Help: "stack name"},
-		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actOCExport, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone},
-			Help: "prepare (passwords, paths), status, save (from Heat), export (the deploy's export files and rc), overcloud_export (openstack overcloud export: export_file), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded)"},
+		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actOCExport, actCephExp, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone},
+			Help: "prepare (passwords, paths), status, save (from Heat), export (the deploy's export files and rc), overcloud_export (openstack overcloud export: export_file), overcloud_export_ceph (openstack overcloud export ceph), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded)"},
 		{Name: "passwords", Type: module.Bool, Default: true, Help: "prepare: generate the passwords file once and reuse it"},
 		{Name: "stage", Choices: lifecycle.Stages, Help: "prepare, status and fingerprint: the deploy's lifecycle stage (prepare: its lifecycle environment goes first among the operator's; status: recorded as deployment_stage; default deploy)"},
 		{Name: "environment_files", Type: module.List, Elements: module.Path, Help: "prepare: the operator's environment files, in order (environment_files returns them with the working dir's and the lifecycle environment placed)"},
@@ -63,11 +64,14 @@ var spec = &module.Spec{
 		{Name: "allow_empty_group", Type: module.Bool, Default: false,
 			Help: "scale_down: allow removing every node of a group whose role or resource name contains controller"},
 		{Name: "fingerprint", Help: "fingerprint: the sha256 (hex) of the inputs of the deploy that just succeeded"},
-		{Name: "export_file", Type: module.Path, Help: "overcloud_export: the export file to write (default <work_dir>/<stack>-export.yaml)"},
+		{Name: "export_file", Type: module.Path,
+			Help: "overcloud_export and overcloud_export_ceph: the file to write (default <work_dir>/<stack>-export.yaml, <work_dir>/ceph-export-<stack>.yaml)"},
 		{Name: "force_overwrite", Type: module.Bool, Default: false,
-			Help: "overcloud_export: replace an existing export_file that holds another export (tripleoclient's --force-overwrite)"},
+			Help: "overcloud_export and overcloud_export_ceph: replace an existing export_file that holds another export (tripleoclient's --force-overwrite)"},
 		{Name: "password_excludes", Type: module.Bool, Default: true,
 			Help: "overcloud_export: leave out the passwords tripleoclient excludes, the Ceph ones (false: --no-password-excludes)"},
+		{Name: "cephx_key_client_name", Default: "openstack",
+			Help: "overcloud_export_ceph: the cephx client whose key is exported (client.<name>; tripleoclient's --cephx-key-client-name)"},
 		{Name: "lock_token", NoLog: true, Help: "the token of the working dir's lock a playbook holds (action=lock); the action then does not wait for that lock"},
 		{Name: "lock_wait", Type: module.Int, Default: 30, Range: module.Between(0, 3600), Help: "seconds to wait for another operation on the working dir before failing"},
 		{Name: "owner_pid", Type: module.Int, Default: 0, Range: module.Between(0, 1<<22), Help: "lock: the process the lock is held for, until it ends (0: the ansible-playbook running this task)"},
@@ -94,7 +98,7 @@ func run(ctx *module.Context) (module.Result, error) {
 	action := p.Str("action")
 	for _, n := range append([]string{"status", "phase", "hosts", "allow_empty_group", "fingerprint", "owner_pid",
 		"stage", "templates_dir", "environment_files", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest",
-		"export_file", "force_overwrite", "password_excludes"}, heatloc.Names()...) {
+		"export_file", "force_overwrite", "password_excludes", "cephx_key_client_name"}, heatloc.Names()...) {
 		if p.Given(n) && !allowed(action, n) {
 			return res, fmt.Errorf("parameter %q does not apply to action %s", n, action)
 		}
@@ -152,8 +156,8 @@ func run(ctx *module.Context) (module.Result, error) {
 		res["changed"], res["files"], res["not_exported"] = ex.Changed, ex.Files, ex.Skipped
 		res["msg"] = exportMsg(ex)
 		return res, nil
-	case actOCExport:
-		return overcloudExport(ctx, l, res)
+	case actOCExport, actCephExp:
+		return overcloudExport(ctx, l, res, action == actCephExp)
 	case actArchive:
 		if ctx.CheckMode {
 			res["changed"], res["msg"] = true, "a deploy archive would be written in "+l.Dir
@@ -194,8 +198,12 @@ func allowed(action, param string) bool {
 		return action == actPlanRun
 	case "run_digest":
 		return action == actRunDone
-	case "export_file", "force_overwrite", "password_excludes":
+	case "export_file", "force_overwrite":
+		return action == actOCExport || action == actCephExp
+	case "password_excludes":
 		return action == actOCExport
+	case "cephx_key_client_name":
+		return action == actCephExp
 	}
 	return true
 }
@@ -360,17 +368,29 @@ func save(ctx *module.Context, l workdir.Layout, res module.Result) (module.Resu
 	return res, nil
 }
 
-// overcloudExport is openstack overcloud export: export_file written
-// from the working dir (a differing one replaced only with
-// force_overwrite); the diff shows the passwords as digests only.
-func overcloudExport(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {
+// overcloudExport is openstack overcloud export (or, with ceph, export
+// ceph): export_file written from the working dir (a differing one
+// replaced only with force_overwrite); the diff shows the passwords as
+// digests only.
+func overcloudExport(ctx *module.Context, l workdir.Layout, res module.Result, ceph bool) (module.Result, error) {
 	p := ctx.Params
 	file := p.Str("export_file")
-	if file == "" {
-		file = l.Export()
+	o := workdir.ExportOptions{File: file, Force: p.Bool("force_overwrite"), NoPasswordExcludes: !p.Bool("password_excludes"), Check: ctx.CheckMode}
+	var ex *workdir.Export
+	var err error
+	if ceph {
+		if file == "" {
+			file = l.CephExportDefault()
+		}
+		o.File = file
+		ex, err = l.ExportCephTo(p.Str("cephx_key_client_name"), o)
+	} else {
+		if file == "" {
+			file = l.Export()
+		}
+		o.File = file
+		ex, err = l.ExportTo(o)
 	}
-	ex, err := l.ExportTo(workdir.ExportOptions{File: file, Force: p.Bool("force_overwrite"),
-		NoPasswordExcludes: !p.Bool("password_excludes"), Check: ctx.CheckMode})
 	if err != nil {
 		return res, err
 	}
