@@ -345,8 +345,9 @@ func (l Layout) savedOutput(key string) (any, bool, error) {
 	return v, true, nil
 }
 
-// configDownloadJSON reads a JSON file of config-download; why says why
-// there is nothing to export.
+// configDownloadJSON reads a JSON file of config-download
+// (utils.get_parameter_file); why says why there is nothing to export (no
+// such file, not JSON, an empty value).
 func (l Layout) configDownloadJSON(rel string) (any, string, error) {
 	p := filepath.Join(l.ConfigDownload(), filepath.FromSlash(rel))
 	b, err := readFile(p, "config-download file")
@@ -358,7 +359,8 @@ func (l Layout) configDownloadJSON(rel string) (any, string, error) {
 	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", p, err)
+		// utils.get_parameter_file logs the error and exports nothing.
+		return nil, fmt.Sprintf("%s is not valid JSON (%v): fix or remove it and export again", p, err), nil
 	}
 	if !truthy(v) {
 		return nil, rel + " is empty", nil

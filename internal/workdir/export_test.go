@@ -186,3 +186,20 @@ func TestExportPasswordsParameters(t *testing.T) {
 		t.Errorf("AdminPassword %v, RabbitPassword %v", pd["AdminPassword"], pd["RabbitPassword"])
 	}
 }
+
+// group_vars/overcloud.json that is not JSON is left out, named, as
+// tripleoclient's get_parameter_file does (it logs and exports nothing).
+func TestExportBadAllNodes(t *testing.T) {
+	l := exportFixture(t)
+	p := filepath.Join(l.ConfigDownload(), "group_vars", "overcloud.json")
+	if err := os.WriteFile(p, []byte(`{"redis_vip": `), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, skipped, err := l.ExportData(true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got["parameter_defaults"].(map[string]any)["AllNodesExtraMapData"]; ok || !strings.Contains(skipped["AllNodesExtraMapData"], "not valid JSON") {
+		t.Errorf("skipped %v", skipped)
+	}
+}
