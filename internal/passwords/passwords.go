@@ -306,3 +306,18 @@ func Marshal(values map[string]any) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// Sections returns a passwords file's parameter_defaults as written (a
+// null value stays nil; what tripleoclient's export.export_passwords hands
+// generate_passwords as passwords_env) and its parameters section (nil
+// when it has none). A missing file is fs.ErrNotExist.
+func Sections(path string) (defaults, params map[string]any, err error) {
+	if _, err := os.Lstat(path); err != nil {
+		return nil, nil, fmt.Errorf("reading the passwords: %w", err)
+	}
+	f, err := readFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f.defaults, f.params, nil
+}

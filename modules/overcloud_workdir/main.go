@@ -31,6 +31,8 @@ const (
 	actStatus    = "status"
 	actSave      = "save"
 	actExport    = "export"
+	actOCExport  = "overcloud_export"
+	actCephExp   = "overcloud_export_ceph"
 	actArchive   = "archive"
 	actScaleDown = "scale_down"
 	actLock      = "lock"
@@ -51,8 +53,8 @@ var spec = &module.Spec{
 	Params: append([]module.Param{
 		{Name: "work_dir", Type: module.Path, Required: true, Help: "the working directory, e.g. ~/overcloud-deploy/overcloud"},
 		{Name: "stack", Default: "overcloud", Check: stackname.Checker(workdir.StackLimit), Help: "stack name"},
-		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone, actMigrate, actBackup, actRestore, actMergeInv},
-			Help: "prepare (passwords, paths), status, save (from Heat), export (export files and rc), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded), migrate (a new working dir from an installed Heat's stack), backup (one archive of the working dir into backup_dir), restore (backup_file into work_dir, a new working dir), merge_inventory (the inventory of several stacks)"},
+		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actOCExport, actCephExp, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone, actMigrate, actBackup, actRestore, actMergeInv},
+			Help: "prepare (passwords, paths), status, save (from Heat), export (the deploy's export files and rc), overcloud_export (openstack overcloud export: export_file), overcloud_export_ceph (openstack overcloud export ceph), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded), migrate (a new working dir from an installed Heat's stack), backup (one archive of the working dir into backup_dir), restore (backup_file into work_dir, a new working dir), merge_inventory (the inventory of several stacks)"},
 		{Name: "passwords", Type: module.Bool, Default: true, Help: "prepare: generate the passwords file once and reuse it"},
 		{Name: "stage", Choices: lifecycle.Stages, Help: "prepare, status and fingerprint: the deploy's lifecycle stage (prepare: its lifecycle environment goes first among the operator's; status: recorded as deployment_stage; default deploy)"},
 		{Name: "environment_files", Type: module.List, Elements: module.Path, Help: "prepare: the operator's environment files, in order (environment_files returns them with the working dir's and the lifecycle environment placed)"},
@@ -73,6 +75,14 @@ var spec = &module.Spec{
 			Help: "merge_inventory: the stacks whose inventories to merge, in order (this working dir's stack among them; the first one's Undercloud is kept)"},
 		{Name: "work_dirs", Type: module.List, Elements: module.Path,
 			Help: "merge_inventory: the working dir of each of stacks, in the same order (default: beside work_dir, <parent of work_dir>/<stack>)"},
+		{Name: "export_file", Type: module.Path,
+			Help: "overcloud_export and overcloud_export_ceph: the file to write (default <work_dir>/<stack>-export.yaml, <work_dir>/ceph-export-<stack>.yaml)"},
+		{Name: "force_overwrite", Type: module.Bool, Default: false,
+			Help: "overcloud_export and overcloud_export_ceph: replace an existing export_file that holds another export (tripleoclient's --force-overwrite)"},
+		{Name: "password_excludes", Type: module.Bool, Default: true,
+			Help: "overcloud_export: leave out the passwords tripleoclient excludes, the Ceph ones (false: --no-password-excludes)"},
+		{Name: "cephx_key_client_name", Default: "openstack",
+			Help: "overcloud_export_ceph: the cephx client whose key is exported (client.<name>; tripleoclient's --cephx-key-client-name)"},
 		{Name: "lock_token", NoLog: true, Help: "the token of the working dir's lock a playbook holds (action=lock); the action then does not wait for that lock"},
 		{Name: "lock_wait", Type: module.Int, Default: 30, Range: module.Between(0, 3600), Help: "seconds to wait for another operation on the working dir before failing"},
 		{Name: "backup_dir", Type: module.Path, Help: "backup: the directory the archive is written in (made 0700 if missing)"},
@@ -101,7 +111,8 @@ func run(ctx *module.Context) (module.Result, error) {
 	res := module.Result{"changed": false, "paths": l.Paths()}
 	action := p.Str("action")
 	for _, n := range append([]string{"status", "phase", "hosts", "allow_empty_group", "fingerprint", "owner_pid",
-		"stage", "templates_dir", "environment_files", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest", "database_url", "backup_dir", "backup_file", "stacks", "work_dirs"}, heatloc.Names()...) {
+		"stage", "templates_dir", "environment_files", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest", "database_url", "backup_dir", "backup_file", "stacks", "work_dirs",
+		"export_file", "force_overwrite", "password_excludes", "cephx_key_client_name"}, heatloc.Names()...) {
 		if p.Given(n) && !allowed(action, n) {
 			return res, fmt.Errorf("parameter %q does not apply to action %s", n, action)
 		}
@@ -166,9 +177,11 @@ func run(ctx *module.Context) (module.Result, error) {
 		if err != nil {
 			return res, err
 		}
-		res["changed"], res["files"], res["skipped"] = ex.Changed, ex.Files, ex.Skipped
+		res["changed"], res["files"], res["not_exported"] = ex.Changed, ex.Files, ex.Skipped
 		res["msg"] = exportMsg(ex)
 		return res, nil
+	case actOCExport, actCephExp:
+		return overcloudExport(ctx, l, res, action == actCephExp)
 	case actArchive:
 		if ctx.CheckMode {
 			res["changed"], res["msg"] = true, "a deploy archive would be written in "+l.Dir
@@ -221,6 +234,12 @@ func allowed(action, param string) bool {
 		return action == actRestore
 	case "stacks", "work_dirs":
 		return action == actMergeInv
+	case "export_file", "force_overwrite":
+		return action == actOCExport || action == actCephExp
+	case "password_excludes":
+		return action == actOCExport
+	case "cephx_key_client_name":
+		return action == actCephExp
 	}
 	return true
 }
@@ -431,17 +450,64 @@ func migrateAction(ctx *module.Context, l workdir.Layout, res module.Result) (mo
 	return res, nil
 }
 
-func exportMsg(ex *workdir.Export) string {
-	msg := fmt.Sprintf("%d file(s) written", len(ex.Files))
-	if len(ex.Skipped) > 0 {
-		var s []string
-		for k, v := range ex.Skipped {
-			s = append(s, k+": "+v)
+// overcloudExport is openstack overcloud export (or, with ceph, export
+// ceph): export_file written from the working dir (a differing one
+// replaced only with force_overwrite); the diff shows the passwords as
+// digests only.
+func overcloudExport(ctx *module.Context, l workdir.Layout, res module.Result, ceph bool) (module.Result, error) {
+	p := ctx.Params
+	file := p.Str("export_file")
+	o := workdir.ExportOptions{File: file, Force: p.Bool("force_overwrite"), NoPasswordExcludes: !p.Bool("password_excludes"), Check: ctx.CheckMode}
+	var ex *workdir.Export
+	var err error
+	if ceph {
+		if file == "" {
+			file = l.CephExportDefault()
 		}
-		sort.Strings(s)
-		msg += "; left out: " + strings.Join(s, "; ")
+		o.File = file
+		ex, err = l.ExportCephTo(p.Str("cephx_key_client_name"), o)
+	} else {
+		if file == "" {
+			file = l.Export()
+		}
+		o.File = file
+		ex, err = l.ExportTo(o)
 	}
-	return msg
+	if err != nil {
+		return res, err
+	}
+	res["changed"], res["files"], res["not_exported"], res["export_file"] = ex.Changed, ex.Files, ex.Skipped, file
+	if ctx.Diff && ex.Changed {
+		res["diff"] = map[string]any{"before": workdir.RedactExport(ex.Before), "after": workdir.RedactExport(ex.After),
+			"before_header": file, "after_header": file}
+	}
+	switch {
+	case !ex.Changed:
+		res["msg"] = file + " already holds this export"
+	case ctx.CheckMode:
+		res["msg"] = "would write " + file
+	default:
+		res["msg"] = "stack information exported to " + file
+	}
+	res["msg"] = res["msg"].(string) + skippedMsg(ex.Skipped)
+	return res, nil
+}
+
+func exportMsg(ex *workdir.Export) string {
+	return fmt.Sprintf("%d file(s) written", len(ex.Files)) + skippedMsg(ex.Skipped)
+}
+
+// skippedMsg says what an export left out, and why.
+func skippedMsg(skipped map[string]string) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	var s []string
+	for k, v := range skipped {
+		s = append(s, k+": "+v)
+	}
+	sort.Strings(s)
+	return "; left out: " + strings.Join(s, "; ")
 }
 
 func scaleDown(ctx *module.Context, l workdir.Layout, res module.Result) (module.Result, error) {

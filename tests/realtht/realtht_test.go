@@ -104,6 +104,10 @@ type step struct {
 //	              environments); config-download's lifecycle playbooks checked
 //	              with tripleo-ansible (lifecycle_test.go); the shared stack is
 //	              left as it was
+//	export        the deploy's export, cell export and overcloud export
+//	              against tripleoclient's own export_overcloud on the working
+//	              dir, saved anew from the shared stack (export_test.go);
+//	              read-only on the stack
 var steps = []step{
 	{"create", stepCreate},
 	{"outputs", stepOutputs},
@@ -116,6 +120,7 @@ var steps = []step{
 	{"config-download", stepConfigDownload},
 	{"scale-down", stepScaleDown},
 	{"lifecycle", stepLifecycle},
+	{"export", stepExport},
 }
 
 // suiteOptions are the workload's options. THT and tripleo-common come from
