@@ -8,6 +8,10 @@
 # removes what it installed. Needs root (uses sudo otherwise).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+# One install at a time (test packages run side by side): a lock on this
+# fixture's own directory.
+exec 9<"$here"
+flock 9
 marker="ephemeral.heat test fixture"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/ansibletest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -243,10 +244,7 @@ func TestConfigDownloadThroughAnsible(t *testing.T) {
 // host (tests/heatagent: the demo host's stand-in for heat-agents).
 func installHeatAgent(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("sudo"); err != nil {
-		t.Fatal("sudo is not installed (deployments.yaml becomes root as TripleO's does): apt-get install -y sudo (or make deps)")
-	}
-	runIn(t, os.Environ(), repoRoot(t), filepath.Join(repoRoot(t), "tests", "heatagent", "install.sh"))
+	ansibletest.InstallHeatAgent(t, repoRoot(t))
 }
 
 // forgetDeployments removes what applying the deployments of a

@@ -51,3 +51,19 @@ func Playbook(t testing.TB, env []string, dir string, args ...string) (changed, 
 	failed, _ = strconv.Atoi(m[4])
 	return changed, failed, out, err
 }
+
+// InstallHeatAgent installs tests/heatagent's hook runner fixture on this
+// host (its install.sh; idempotent, serialised by its own lock), which the
+// sample's software deployments need to be applied here.
+func InstallHeatAgent(t testing.TB, root string) {
+	t.Helper()
+	if _, err := exec.LookPath("sudo"); err != nil {
+		t.Fatal("sudo is not installed (deployments.yaml becomes root as TripleO's does): apt-get install -y sudo (or make deps)")
+	}
+	cmd := exec.Command(filepath.Join(root, "tests", "heatagent", "install.sh"))
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tests/heatagent/install.sh: %v\n%s", err, out)
+	}
+}
+

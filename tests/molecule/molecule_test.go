@@ -1,4 +1,7 @@
-package integration
+// Package molecule runs the collection's molecule scenarios (molecule/,
+// through molecule/run.sh) as a test: a package of its own, so that
+// `make test` runs it beside the other test packages.
+package molecule
 
 import (
 	"os"
@@ -7,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/ansibletest"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 )
 
@@ -16,11 +20,12 @@ import (
 // the heat-config hook runner fixture installed (tests/heatagent).
 func TestMoleculeScenarios(t *testing.T) {
 	heattest.RequireHeat(t)
-	env := ansibleEnv(t)
+	wd, _ := os.Getwd()
+	root := filepath.Clean(filepath.Join(wd, "..", ".."))
+	env := ansibletest.Env(t, root)
 	// The standalone scenarios apply the sample's software deployments on
 	// this host.
-	installHeatAgent(t)
-	root := repoRoot(t)
+	ansibletest.InstallHeatAgent(t, root)
 	scenarios, _ := filepath.Glob(filepath.Join(root, "molecule", "*", "molecule.yml"))
 	if len(scenarios) == 0 {
 		t.Fatal("no molecule scenarios found")
