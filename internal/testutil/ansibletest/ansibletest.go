@@ -66,4 +66,3 @@ func InstallHeatAgent(t testing.TB, root string) {
 		t.Fatalf("tests/heatagent/install.sh: %v\n%s", err, out)
 	}
 }
-
