@@ -18,7 +18,8 @@ import (
 // migrate_version rows.
 func schemaOf(t *testing.T, path string) []string {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	// Heat may be writing to it (its service records): wait for its locks.
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(30000)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +84,9 @@ func TestSchemaCache(t *testing.T) {
 	if !stackListed(t, out.Endpoint, "cached") {
 		t.Fatal("a stack created on the cached schema is not listed")
 	}
+	// Both running: the first on db_sync's own result, the second on the
+	// cached copy (each with what Heat adds when it starts, e.g. our
+	// foreign key indexes).
 	if a, b := schemaOf(t, firstDB), schemaOf(t, filepath.Join(second.HeatDir, heatdir.SQLiteFile)); !reflect.DeepEqual(a, b) {
 		t.Errorf("the cached schema differs from db_sync's:\n%v\n%v", a, b)
 	}
