@@ -342,19 +342,7 @@ func linkInside(rel, target string) error {
 	return nil
 }
 
-func hashFile(p string) (string, int64, error) {
-	f, _, err := fsutil.OpenOwn(p, "file to back up")
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, fmt.Errorf("reading %s: %w", p, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
+func hashFile(p string) (string, int64, error) { return fsutil.HashOwn(p, "file to back up") }
 
 // newest returns the newest archive of stack in dir and the sha256 its
 // sidecar records if the archive matches it ("" otherwise).

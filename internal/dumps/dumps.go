@@ -240,19 +240,7 @@ func ReadManifest(dumpPath string) (*Manifest, error) {
 }
 
 // fileSHA256 hashes a file.
-func fileSHA256(path string) (string, int64, error) {
-	f, _, err := fsutil.OpenInput(path, "dump")
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, fmt.Errorf("reading %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
+func fileSHA256(path string) (string, int64, error) { return fsutil.HashInput(path, "dump") }
 
 // VerifyChecksum checks a dump against its .sha256 file. It returns
 // errNoChecksum when there is none.

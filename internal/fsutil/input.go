@@ -8,6 +8,8 @@ package fsutil
 // memory.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -188,4 +190,26 @@ func setBlocking(f *os.File) error {
 		return err
 	}
 	return serr
+}
+
+// HashInput returns the sha256 (hex) and the size of an input file, opened
+// as OpenInput opens it (a regular file only, told before it is opened).
+func HashInput(path, what string) (string, int64, error) { return hashFile(path, what, false) }
+
+// HashOwn is HashInput for a file of ours, never through a symlink
+// (OpenOwn).
+func HashOwn(path, what string) (string, int64, error) { return hashFile(path, what, true) }
+
+func hashFile(path, what string, noFollow bool) (string, int64, error) {
+	f, _, err := openInput(path, what, noFollow)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
