@@ -393,16 +393,11 @@ func CheckSum(file string) (string, error) {
 	if len(fields) == 0 || len(fields[0]) != 64 {
 		return "", fmt.Errorf("backup_file %s: %s%s is not a sha256 file", file, file, SumSuffix)
 	}
-	f, _, err := fsutil.OpenInput(file, "backup_file")
+	got, _, err := fsutil.HashInput(file, "backup_file")
 	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
 		return "", fmt.Errorf("backup_file %s: %w", file, err)
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != strings.ToLower(fields[0]) {
+	if got != strings.ToLower(fields[0]) {
 		return "", fmt.Errorf("backup_file %s: its sha256 is %s but %s%s records %s: the archive is truncated or was changed; "+
 			"refusing it (nothing was written)", file, got, file, SumSuffix, fields[0])
 	}
@@ -422,15 +417,11 @@ func write(dir, stack string, now time.Time, m *Manifest, paths map[string]strin
 		return fsutil.DiskFull(fmt.Errorf("writing the backup in backup_dir %s: %w", dir, err), dir, 0)
 	}
 	res.SHA256, res.Bytes = hex.EncodeToString(h.Sum(nil)), cw.n
-	for i := 0; ; i++ {
-		res.File = filepath.Join(dir, FileName(stack, now.Add(time.Duration(i)*time.Second)))
-		err := pend.Publish(res.File)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || i >= 3600 {
-			return fmt.Errorf("writing the backup in backup_dir %s: %w", dir, err)
-		}
+	res.File, err = pend.PublishFirstFree(func(i int) string {
+		return filepath.Join(dir, FileName(stack, now.Add(time.Duration(i)*time.Second)))
+	}, 3600)
+	if err != nil {
+		return fmt.Errorf("writing the backup in backup_dir %s: %w", dir, err)
 	}
 	sum := []byte(res.SHA256 + "  " + filepath.Base(res.File) + "\n")
 	if err := fsutil.WriteFileAtomic(res.File+SumSuffix, sum, fsutil.SecretFileMode); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -213,6 +214,23 @@ func (p *Pending) Publish(path string) error {
 	}
 	p.Discard()
 	return syncDir(p.dir)
+}
+
+// PublishFirstFree publishes the file under the first of name(0),
+// name(1), ... up to name(tries-1) that does not exist yet (names for the
+// seconds from now on, so that files written in one second never replace
+// one another), and returns it.
+func (p *Pending) PublishFirstFree(name func(i int) string, tries int) (string, error) {
+	for i := 0; ; i++ {
+		path := name(i)
+		err := p.Publish(path)
+		if err == nil {
+			return path, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || i+1 >= tries {
+			return "", err
+		}
+	}
 }
 
 // Discard closes the file; an unpublished one is gone with it. Safe to call

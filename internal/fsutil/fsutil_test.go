@@ -239,3 +239,30 @@ func TestTempNameExtra(t *testing.T) {
 		t.Errorf("the longest temporary name of a %d-byte name is %d bytes (%s), want %d", len(base), len(name), name, MaxNameLen)
 	}
 }
+
+func TestPendingPublishFirstFree(t *testing.T) {
+	dir := t.TempDir()
+	name := func(i int) string { return filepath.Join(dir, fmt.Sprintf("f-%d", i)) }
+	os.WriteFile(name(0), []byte("earlier"), 0o600)
+	os.WriteFile(name(1), []byte("earlier"), 0o600)
+	p, err := NewPending(dir, "f", 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.File().Write([]byte("new"))
+	got, err := p.PublishFirstFree(name, 5)
+	if err != nil || got != name(2) {
+		t.Fatalf("published as %q: %v", got, err)
+	}
+	for i, want := range []string{"earlier", "earlier", "new"} {
+		if b, _ := os.ReadFile(name(i)); string(b) != want {
+			t.Errorf("%s holds %q", name(i), b)
+		}
+	}
+	// No free name among the tries: the error says the last one exists.
+	q, _ := NewPending(dir, "f", 0o600)
+	defer q.Discard()
+	if _, err := q.PublishFirstFree(name, 3); !errors.Is(err, os.ErrExist) {
+		t.Errorf("three names taken, three tries: %v", err)
+	}
+}

@@ -2,7 +2,6 @@ package workdir
 
 import (
 	"archive/tar"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -139,14 +138,9 @@ func (l Layout) WriteArchive(now time.Time) (*ArchiveResult, error) {
 	if err != nil {
 		return nil, fsutil.DiskFull(fmt.Errorf("writing the deploy archive: %w", err), l.Dir, 0)
 	}
-	for i := 0; ; i++ {
-		res.Path = l.Archive(now.Add(time.Duration(i) * time.Second))
-		err := pend.Publish(res.Path)
-		if err == nil {
-			return res, nil
-		}
-		if !errors.Is(err, fs.ErrExist) || i >= 3600 {
-			return nil, fmt.Errorf("writing the deploy archive: %w", err)
-		}
+	res.Path, err = pend.PublishFirstFree(func(i int) string { return l.Archive(now.Add(time.Duration(i) * time.Second)) }, 3600)
+	if err != nil {
+		return nil, fmt.Errorf("writing the deploy archive: %w", err)
 	}
+	return res, nil
 }
