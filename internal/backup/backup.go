@@ -278,24 +278,9 @@ func leftOut(rel string, d fs.DirEntry) string {
 
 // collect lists and hashes what the backup holds.
 func collect(l workdir.Layout) (*Manifest, map[string]string, error) {
-	m := &Manifest{Format: Format, Stack: l.Stack, WorkDir: l.Dir, Members: []Member{}, LeftOut: []string{}}
+	m := &Manifest{Format: Format, Stack: l.Stack, WorkDir: l.Dir, Members: []Member{}}
 	paths := map[string]string{}
-	err := filepath.WalkDir(l.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == l.Dir {
-			return nil
-		}
-		rel, _ := filepath.Rel(l.Dir, p)
-		rel = filepath.ToSlash(rel)
-		if why := leftOut(rel, d); why != "" {
-			m.LeftOut = append(m.LeftOut, rel+" ("+why+")")
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	left, err := l.Walk(leftOut, func(rel, p string, d fs.DirEntry) error {
 		info, err := d.Info()
 		if err != nil {
 			return err
@@ -324,6 +309,7 @@ func collect(l workdir.Layout) (*Manifest, map[string]string, error) {
 		paths[rel] = p
 		return nil
 	})
+	m.LeftOut = left
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading work_dir %s: %w", l.Dir, err)
 	}

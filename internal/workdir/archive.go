@@ -49,6 +49,33 @@ func (l Layout) excluded(rel string, d fs.DirEntry) string {
 	return ""
 }
 
+// Walk visits what the working dir holds (not the directory itself) by
+// path relative to it, slash-separated: visit gets each entry that exclude
+// keeps ("" from exclude), and an excluded directory is not entered. It
+// returns what exclude left out, as "REL (WHY)".
+func (l Layout) Walk(exclude func(rel string, d fs.DirEntry) string, visit func(rel, path string, d fs.DirEntry) error) ([]string, error) {
+	left := []string{}
+	err := filepath.WalkDir(l.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == l.Dir {
+			return nil
+		}
+		rel, _ := filepath.Rel(l.Dir, p)
+		rel = filepath.ToSlash(rel)
+		if why := exclude(rel, d); why != "" {
+			left = append(left, rel+" ("+why+")")
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		return visit(rel, p, d)
+	})
+	return left, err
+}
+
 // WriteArchive writes <stack>-install-<UTC time>.tar.bzip2 in the working
 // dir, as tripleoclient's utils.archive_deploy_artifacts does at the end of
 // every deploy: the working dir, its paths relative to it, without earlier
@@ -65,22 +92,7 @@ func (l Layout) WriteArchive(now time.Time) (*ArchiveResult, error) {
 		info fs.FileInfo
 	}
 	var entries []entry
-	err := filepath.WalkDir(l.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == l.Dir {
-			return nil
-		}
-		rel, _ := filepath.Rel(l.Dir, p)
-		rel = filepath.ToSlash(rel)
-		if why := l.excluded(rel, d); why != "" {
-			res.Left = append(res.Left, rel+" ("+why+")")
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	left, err := l.Walk(l.excluded, func(rel, p string, d fs.DirEntry) error {
 		info, err := d.Info()
 		if err != nil {
 			return err
@@ -88,6 +100,7 @@ func (l Layout) WriteArchive(now time.Time) (*ArchiveResult, error) {
 		entries = append(entries, entry{rel, p, info})
 		return nil
 	})
+	res.Left = left
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", l.Dir, err)
 	}
