@@ -498,16 +498,33 @@ const manifestLimit = 64 << 20
 
 // readManifestOf reads the manifest (the first member) of an archive.
 func readManifestOf(file string) (*Manifest, error) {
-	f, _, err := fsutil.OpenInput(file, "backup_file")
+	m, _, done, err := openArchive(file)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	done()
+	return m, nil
+}
+
+// openArchive opens backup_file and reads its manifest, the first member:
+// the tar reader is then at the member after it. done closes the file.
+func openArchive(file string) (*Manifest, *tar.Reader, func(), error) {
+	f, _, err := fsutil.OpenInput(file, "backup_file")
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	zr, err := gzip.NewReader(f)
 	if err != nil {
-		return nil, fmt.Errorf("backup_file %s is not a gzip archive: %w", file, err)
+		f.Close()
+		return nil, nil, nil, fmt.Errorf("backup_file %s is not a gzip archive: %w", file, err)
 	}
-	return firstManifest(tar.NewReader(zr), file)
+	tr := tar.NewReader(zr)
+	m, err := firstManifest(tr, file)
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, err
+	}
+	return m, tr, func() { f.Close() }, nil
 }
 
 func firstManifest(tr *tar.Reader, file string) (*Manifest, error) {

@@ -3,7 +3,6 @@ package backup
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -205,20 +204,11 @@ func memberName(hdr *tar.Header) (string, error) {
 // verify reads the whole archive (after CheckSum): the manifest first,
 // then every member against it. Nothing is written.
 func verify(file string) (*Manifest, error) {
-	f, _, err := fsutil.OpenInput(file, "backup_file")
+	m, tr, done, err := openArchive(file)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("backup_file %s is not a gzip archive: %w", file, err)
-	}
-	tr := tar.NewReader(zr)
-	m, err := firstManifest(tr, file)
-	if err != nil {
-		return nil, err
-	}
+	defer done()
 	want := map[string]Member{}
 	for _, x := range m.Members {
 		want[x.Name] = x
@@ -303,19 +293,11 @@ func checkMember(r io.Reader, hdr *tar.Header, x Member) error {
 // directory): directories 0700, files with their listed mode, created
 // anew (never through a symlink), each checked again as it is written.
 func extract(file string, m *Manifest, tmp string) error {
-	f, _, err := fsutil.OpenInput(file, "backup_file")
+	_, tr, done, err := openArchive(file)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return err
-	}
-	tr := tar.NewReader(zr)
-	if _, err := firstManifest(tr, file); err != nil {
-		return err
-	}
+	defer done()
 	want := map[string]Member{}
 	for _, x := range m.Members {
 		want[x.Name] = x
