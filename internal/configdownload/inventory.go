@@ -308,26 +308,34 @@ func mergeInventories(plan string, inv *Object) *Object {
 			top := group(ret, key)
 			sub(top, "children").Set(newKey, NewObject())
 		}
-		g := asObject(inv.Value(key))
-		if kids := asObject(g.Value("children")); g.Has("children") {
-			var names []string
-			for _, c := range kids.Keys() {
-				names = append(names, plan+"_"+c)
-			}
-			sort.Strings(names)
-			ng := Obj("children", hostsOf(names))
-			if g.Has("vars") {
-				ng.Set("vars", g.Value("vars"))
-			}
-			ret.Set(newKey, ng)
-			if key == "allovercloud" {
-				ret.Set(plan, Obj("children", hostsOf([]string{newKey})))
-			}
-		} else {
-			ret.Set(newKey, g)
-		}
+		mergeGroup(ret, plan, key, asObject(inv.Value(key)))
 	}
 	return ret
+}
+
+// mergeGroup sets <stack>_<key> in ret from group g of stack's inventory
+// as TripleoInventories._merge does: a group of groups with its children
+// renamed <stack>_<child> (sorted) and its vars (allovercloud also gives
+// the group <stack>); a group of hosts as it is.
+func mergeGroup(ret *Object, stack, key string, g *Object) {
+	newKey := stack + "_" + key
+	if !g.Has("children") {
+		ret.Set(newKey, g)
+		return
+	}
+	var names []string
+	for _, c := range asObject(g.Value("children")).Keys() {
+		names = append(names, stack+"_"+c)
+	}
+	sort.Strings(names)
+	ng := Obj("children", hostsOf(names))
+	if g.Has("vars") {
+		ng.Set("vars", g.Value("vars"))
+	}
+	ret.Set(newKey, ng)
+	if key == "allovercloud" {
+		ret.Set(stack, Obj("children", hostsOf([]string{newKey})))
+	}
 }
 
 func containsString(l []string, s string) bool {

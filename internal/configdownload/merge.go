@@ -165,24 +165,7 @@ func mergePlans(stacks []StackInventory, plans []*Object) (*Object, error) {
 				}
 				kids.Set(newKey, NewObject())
 			}
-			g := asObject(inv.Value(key))
-			if g.Has("children") {
-				var names []string
-				for _, c := range asObject(g.Value("children")).Keys() {
-					names = append(names, stack+"_"+c)
-				}
-				sort.Strings(names)
-				ng := Obj("children", hostsOf(names))
-				if g.Has("vars") {
-					ng.Set("vars", g.Value("vars"))
-				}
-				ret.Set(newKey, ng)
-				if key == "allovercloud" {
-					ret.Set(stack, Obj("children", hostsOf([]string{newKey})))
-				}
-			} else {
-				ret.Set(newKey, g)
-			}
+			mergeGroup(ret, stack, key, asObject(inv.Value(key)))
 		}
 	}
 	uv := sub(asObject(ret.Value("Undercloud")), "vars")
