@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -35,22 +34,9 @@ var MergedAllowed = []Allowance{}
 // RunMergedReference writes tripleo-common's merged inventory of stacks
 // into dest/tripleo-ansible-inventory.yaml (harness.py --merge-stacks).
 func RunMergedReference(ctx context.Context, tc Tree, endpoint string, stacks []string, dest string) (Result, error) {
-	var r Result
-	cmd := exec.CommandContext(ctx, Python, filepath.Join(Dir(), "harness.py"), "--tripleo-common", tc.Root,
+	return runHarness(ctx, "merged inventory", "--tripleo-common", tc.Root,
 		"--endpoint", endpoint, "--merge-stacks", strings.Join(stacks, ","), "--dest", dest,
 		"--ssh-network", configdownload.DefaultSSHNetwork, "--ssh-user", configdownload.DefaultSSHUser)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	r.Wall = time.Since(start)
-	if err != nil {
-		return r, fmt.Errorf("tripleo-common's merged inventory failed: %v\n%s", err, tail(stderr.String(), 40))
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		return r, fmt.Errorf("harness.py printed %q: %w", stdout.String(), err)
-	}
-	return r, nil
 }
 
 // MergedParity is the outcome of RunMergedParity.

@@ -213,16 +213,22 @@ type Result struct {
 // RunReference runs tripleo-common's config download and inventory for
 // stack into dest (harness.py).
 func RunReference(ctx context.Context, tc Tree, endpoint, stack, dest, sshNetwork, sshUser string) (Result, error) {
+	return runHarness(ctx, "config download", "--tripleo-common", tc.Root, "--release", string(tc.release()),
+		"--endpoint", endpoint, "--stack", stack, "--dest", dest, "--ssh-network", sshNetwork, "--ssh-user", sshUser)
+}
+
+// runHarness runs harness.py with args and reads the one JSON line it
+// prints; what names tripleo-common's step in the error.
+func runHarness(ctx context.Context, what string, args ...string) (Result, error) {
 	var r Result
-	cmd := exec.CommandContext(ctx, Python, filepath.Join(Dir(), "harness.py"), "--tripleo-common", tc.Root,
-		"--release", string(tc.release()), "--endpoint", endpoint, "--stack", stack, "--dest", dest, "--ssh-network", sshNetwork, "--ssh-user", sshUser)
+	cmd := exec.CommandContext(ctx, Python, append([]string{filepath.Join(Dir(), "harness.py")}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
 	r.Wall = time.Since(start)
 	if err != nil {
-		return r, fmt.Errorf("tripleo-common's config download failed: %v\n%s", err, tail(stderr.String(), 40))
+		return r, fmt.Errorf("tripleo-common's %s failed: %v\n%s", what, err, tail(stderr.String(), 40))
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 		return r, fmt.Errorf("harness.py printed %q: %w", stdout.String(), err)
