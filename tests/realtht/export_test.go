@@ -83,40 +83,18 @@ func stepExport(t *testing.T, s *Suite) {
 	}
 
 	// 3. Theirs, key by key.
-	for _, c := range []struct {
-		file             string
-		excludes, filter bool
-	}{
-		{l.Export(), true, false},
-		{l.CellExport(), true, true},
-		{all, false, false},
-	} {
-		ref, err := tripleoclient.RunExport(ctx, trees, l, c.excludes, c.filter)
-		if err != nil {
-			t.Fatal(err)
-		}
-		problems, allowed, err := tripleoclient.Compare(c.file, ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range problems {
-			t.Errorf("%s: %s", filepath.Base(c.file), p)
-		}
-		if len(allowed) > 0 {
-			t.Errorf("%s: differences allowed only for an edited passwords file: %v", filepath.Base(c.file), allowed)
-		}
-		pd, _ := ref.Data["parameter_defaults"].(map[string]any)
+	for _, e := range tripleoclient.CheckExports(t, ctx, trees, l, all) {
 		for _, k := range []string{"EndpointMapOverride", "ExtraHostFileEntries", "AdminPassword"} {
-			if pd[k] == nil {
-				t.Errorf("%s: tripleoclient exported no %s from the real THT stack", filepath.Base(c.file), k)
+			if e.Defaults[k] == nil {
+				t.Errorf("%s: tripleoclient exported no %s from the real THT stack", filepath.Base(e.File), k)
 			}
 		}
 		var present []string
 		for _, k := range []string{"GlobalConfigExtraMapData", "AllNodesExtraMapData", "AuthCloudName"} {
-			if pd[k] != nil {
+			if e.Defaults[k] != nil {
 				present = append(present, k)
 			}
 		}
-		t.Logf("%s: %d keys equal, of them %v (stubs %v)", filepath.Base(c.file), len(pd), present, ref.Stubs)
+		t.Logf("%s: %d keys equal, of them %v (stubs %v)", filepath.Base(e.File), len(e.Defaults), present, e.Stubs)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"testing"
 
 	"gopkg.in/yaml.v3"
 
@@ -119,6 +120,49 @@ func RunExport(ctx context.Context, tr Trees, l workdir.Layout, excludes, filter
 		return Reference{}, fmt.Errorf("the harness's output: %w\n%s", err, stdout.String())
 	}
 	return r, nil
+}
+
+// Exported is what tripleoclient exported for one file of CheckExports.
+type Exported struct {
+	File     string
+	Defaults map[string]any // its parameter_defaults
+	Stubs    []string
+}
+
+// CheckExports compares, key by key, the exports of l's working dir with
+// tripleoclient's own on the same dir, failing t on each difference: the
+// deploy's export and cell export, and all, an overcloud export without
+// password excludes. No difference is allowed there (Allowed's come only
+// from an edited passwords file).
+func CheckExports(t testing.TB, ctx context.Context, tr Trees, l workdir.Layout, all string) []Exported {
+	t.Helper()
+	var out []Exported
+	for _, c := range []struct {
+		file             string
+		excludes, filter bool
+	}{
+		{l.Export(), true, false},
+		{l.CellExport(), true, true},
+		{all, false, false},
+	} {
+		ref, err := RunExport(ctx, tr, l, c.excludes, c.filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		problems, allowed, err := Compare(c.file, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range problems {
+			t.Errorf("%s: %s", filepath.Base(c.file), p)
+		}
+		if len(allowed) > 0 {
+			t.Errorf("%s: differences allowed only for an edited passwords file: %v", filepath.Base(c.file), allowed)
+		}
+		pd, _ := ref.Data["parameter_defaults"].(map[string]any)
+		out = append(out, Exported{File: c.file, Defaults: pd, Stubs: ref.Stubs})
+	}
+	return out
 }
 
 // RunExportCeph runs tripleoclient's export_ceph(stack, cephx,
