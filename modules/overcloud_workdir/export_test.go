@@ -42,16 +42,7 @@ func TestOvercloudExport(t *testing.T) {
 				args[k] = v
 			}
 			res := call(t, args)
-			msg, _ := res["msg"].(string)
-			if got := res["failed"] == true; got != tc.failed {
-				t.Fatalf("failed=%v, want %v: %s", got, tc.failed, msg)
-			}
-			if !tc.failed && res["changed"] != tc.changed {
-				t.Errorf("changed=%v, want %v (%s)", res["changed"], tc.changed, msg)
-			}
-			if !strings.Contains(msg, tc.msg) {
-				t.Errorf("msg %q lacks %q", msg, tc.msg)
-			}
+			checkResult(t, res, tc.failed, tc.changed, tc.msg)
 			b, err := os.ReadFile(file)
 			if (err == nil) != tc.exists {
 				t.Fatalf("%s exists: %v", file, err)

@@ -95,16 +95,7 @@ func TestActions(t *testing.T) {
 				args[k] = v
 			}
 			res := call(t, args)
-			msg, _ := res["msg"].(string)
-			if got := res["failed"] == true; got != tc.failed {
-				t.Fatalf("failed=%v, want %v: %s", got, tc.failed, msg)
-			}
-			if !tc.failed && res["changed"] != tc.changed {
-				t.Errorf("changed=%v, want %v (%s)", res["changed"], tc.changed, msg)
-			}
-			if !strings.Contains(msg, tc.msg) {
-				t.Errorf("msg %q lacks %q", msg, tc.msg)
-			}
+			checkResult(t, res, tc.failed, tc.changed, tc.msg)
 			if tc.want != nil {
 				got := files(t, wd)
 				// Every action that wrote marked the working dir as ours and took its lock.
@@ -216,5 +207,21 @@ func TestScaleDownEmptyGroupAndLimit(t *testing.T) {
 	res = call(t, map[string]any{"work_dir": wd, "action": "status", "status": "DEPLOYING", "allow_empty_group": true})
 	if msg, _ := res["msg"].(string); res["failed"] != true || !strings.Contains(msg, `parameter "allow_empty_group" does not apply to action status`) {
 		t.Fatalf("status: %v", res)
+	}
+}
+
+// checkResult fails t unless res failed as wanted, changed as wanted (when
+// it did not fail) and says msg.
+func checkResult(t *testing.T, res map[string]any, failed, changed bool, msg string) {
+	t.Helper()
+	got, _ := res["msg"].(string)
+	if f := res["failed"] == true; f != failed {
+		t.Fatalf("failed=%v, want %v: %s", f, failed, got)
+	}
+	if !failed && res["changed"] != changed {
+		t.Errorf("changed=%v, want %v (%s)", res["changed"], changed, got)
+	}
+	if !strings.Contains(got, msg) {
+		t.Errorf("msg %q lacks %q", got, msg)
 	}
 }
