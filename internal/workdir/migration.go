@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -140,18 +139,9 @@ func SkippedEnvironment(stack string, nodes *Nodes) (content []byte, skipped map
 			continue
 		}
 		idx := append([]string{}, g.Removed...)
-		sortIndices(idx)
-		list := make([]any, 0, len(idx))
-		for _, ix := range idx {
-			if n, err := strconv.Atoi(ix); err == nil {
-				list = append(list, n)
-			} else {
-				list = append(list, ix)
-			}
-		}
+		defaults[g.RemovalPoliciesParameter] = removalPolicies(idx)
 		skipped[g.Resource] = idx
 		defaults[g.CountParameter] = len(g.Members)
-		defaults[g.RemovalPoliciesParameter] = []any{map[string]any{"resource_list": list}}
 	}
 	if len(defaults) == 0 {
 		return nil, skipped, unrecorded

@@ -224,18 +224,9 @@ func (l Layout) PlanScaleDown(hosts []string, o ScaleDownOptions) (*ScaleDownPla
 		for ix := range removed[g.Resource] {
 			idx = append(idx, ix)
 		}
-		sortIndices(idx)
-		list := make([]any, 0, len(idx))
-		for _, ix := range idx {
-			if n, err := strconv.Atoi(ix); err == nil {
-				list = append(list, n)
-			} else {
-				list = append(list, ix)
-			}
-		}
 		if len(p.Remove) > 0 {
 			env.set(g.CountParameter, left)
-			env.set(g.RemovalPoliciesParameter, []any{map[string]any{"resource_list": list}})
+			env.set(g.RemovalPoliciesParameter, removalPolicies(idx))
 		}
 		p.Counts[g.Role] = left
 	}
@@ -256,6 +247,23 @@ func (l Layout) PlanScaleDown(hosts []string, o ScaleDownOptions) (*ScaleDownPla
 		return nil, err
 	}
 	return p, nil
+}
+
+// removalPolicies is a group's removal policies value in the scale-down
+// environment: [{resource_list: [its removed indices]}], the indices
+// sorted, numbers where they are (as Heat's ResourceGroup takes them).
+// It sorts idx.
+func removalPolicies(idx []string) []any {
+	sortIndices(idx)
+	list := make([]any, 0, len(idx))
+	for _, ix := range idx {
+		if n, err := strconv.Atoi(ix); err == nil {
+			list = append(list, n)
+		} else {
+			list = append(list, ix)
+		}
+	}
+	return []any{map[string]any{"resource_list": list}}
 }
 
 // namesIn lists the host names of rs in g.
