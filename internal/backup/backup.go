@@ -381,7 +381,7 @@ func CheckSum(file string) (string, error) {
 	}
 	got, _, err := fsutil.HashInput(file, "backup_file")
 	if err != nil {
-		return "", fmt.Errorf("backup_file %s: %w", file, err)
+		return "", err // names backup_file and the file
 	}
 	if got != strings.ToLower(fields[0]) {
 		return "", fmt.Errorf("backup_file %s: its sha256 is %s but %s%s records %s: the archive is truncated or was changed; "+
