@@ -2,18 +2,13 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch"
-	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/tuning"
 )
@@ -47,56 +42,21 @@ func launchTimed(ctx context.Context, base string) (*Heat, time.Duration, error)
 
 // launchBare times what a launcher minimally has to do with the same
 // configuration: write it, heat-manage db_sync, start heat-all, poll GET
-// /stacks every 250 ms until it answers 200.
+// /stacks every 250 ms until it answers 200 (startBare).
 func launchBare(ctx context.Context, base string) (time.Duration, error) {
-	port, err := proc.FreePort()
-	if err != nil {
-		return 0, err
-	}
 	dir, err := os.MkdirTemp(base, "bare-")
 	if err != nil {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
 	start := time.Now()
-	hd, err := heatdir.At(dir)
+	h, err := startBare(ctx, dir, heatdb.DB{Kind: heatdb.SQLite}, tuning.Merged())
+	d := time.Since(start)
 	if err != nil {
-		return 0, err
+		return d, err
 	}
-	if err := hd.EnsureSub(heatdir.LogDir); err != nil {
-		return 0, err
-	}
-	cfg := heatdir.Config{Dir: dir, BindHost: "127.0.0.1", APIPort: port,
-		Database: heatdb.DB{Kind: heatdb.SQLite, Path: hd.File(heatdir.SQLiteFile)},
-		Now:      time.Now(), Extra: tuning.Merged(), PythonPath: hd.File(heatdir.PythonDir)}
-	if err := hd.WriteConfig(cfg); err != nil {
-		return 0, err
-	}
-	env := heatdir.PythonEnv(os.Environ(), cfg.PythonPath)
-	conf := hd.File(heatdir.HeatConf)
-	sync := exec.CommandContext(ctx, "heat-manage", "--config-file", conf, "db_sync")
-	sync.Env = env
-	if out, err := sync.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("db_sync: %v: %s", err, out)
-	}
-	cmd := exec.Command("heat-all", "--config-file", conf)
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	defer func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	}()
-	deadline := time.Now().Add(180 * time.Second)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if backend.APIAnswers(ctx, cfg.Endpoint()) == nil {
-			return time.Since(start), nil
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	return time.Since(start), errors.New("heat-all did not answer within 180 s")
+	h.kill()
+	return d, nil
 }
 
 // stopOnce launches Heat with c and times state=absent (stop and remove).

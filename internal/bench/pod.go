@@ -43,8 +43,9 @@ func podService(ctx context.Context, work string) (socket string, stop func(), e
 }
 
 // LaunchPod starts a pod Heat (heat-api, engines, its own MariaDB and
-// RabbitMQ) in a fresh directory under base.
-func LaunchPod(ctx context.Context, base, socket string, workers int) (*Heat, error) {
+// RabbitMQ) in a fresh directory under base, with extra heat.conf settings
+// over ours.
+func LaunchPod(ctx context.Context, base, socket string, workers int, extra map[string]map[string]string) (*Heat, error) {
 	port, err := proc.FreePort()
 	if err != nil {
 		return nil, err
@@ -54,7 +55,7 @@ func LaunchPod(ctx context.Context, base, socket string, workers int) (*Heat, er
 		return nil, err
 	}
 	o := launch.Options{State: launch.Started, HeatType: launch.Pod, HeatDir: filepath.Join(dir, "heat-launcher"),
-		APIPort: port, Timeout: 300 * time.Second,
+		APIPort: port, Timeout: 300 * time.Second, ExtraConf: extra,
 		Backend: backend.Values{pod.EngineWorkers.Name: workers, podheat.Image.Name: podheat.DefaultImage, podheat.Socket.Name: socket}}
 	out, err := launch.Run(ctx, o)
 	if err != nil {
@@ -90,7 +91,7 @@ func PodRows(ctx context.Context, env *Env, t ScaleTest, rounds int) []Row {
 	pod := func(workers int) Launcher {
 		return Launcher{Desc: fmt.Sprintf("pod, %d engine worker(s), MySQL", workers),
 			Launch: func(ctx context.Context, base string, _ HeatConfig) (*Heat, error) {
-				return LaunchPod(ctx, base, socket, workers)
+				return LaunchPod(ctx, base, socket, workers, nil)
 			}}
 	}
 	vs := []Variant{

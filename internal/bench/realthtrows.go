@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/tuning"
 )
@@ -31,6 +32,7 @@ type opSample struct {
 	d       time.Duration
 	cpu     time.Duration // heat-all's CPU time over the operation
 	rssPeak int64         // heat-all's peak resident memory (kB) so far
+	dbBytes int64         // the sqlite database's size after the operation (0: not read)
 }
 
 // checkPairs is how many check-mode samples a round of ours takes, each
@@ -204,8 +206,9 @@ func RealTHTRows(ctx context.Context, env *Env, rounds int) []Row {
 // tuningAtComputes names the create settings that act only on a larger
 // overcloud, with the Compute count of their real-THT left-out row:
 // nested_unchanged acts on ResourceGroup's batch_create, which THT's role
-// groups use above NodeCreateBatchSize (30) nodes.
-var tuningAtComputes = map[string]int{"nested_unchanged": 50}
+// groups use above NodeCreateBatchSize (30) nodes; env_copy on copies of an
+// environment that grows with the node count.
+var tuningAtComputes = map[string]int{"nested_unchanged": 50, "env_copy": 50}
 
 // RealTHTTuningRows measures, on the real-THT create, our heat.conf against
 // ours without each create-time setting ("heat_tuning_NAME_real_tht_left_out",
@@ -333,19 +336,42 @@ func maxRSS(s []opSample) string {
 	return fmt.Sprintf("%d MB", m/1024)
 }
 
+// RealTHTPodComputes are the Compute counts of the real-THT pod rows: the
+// everyday overcloud, and one large enough that a second engine could pay.
+var RealTHTPodComputes = []int{RealTHTComputes, 100}
+
 // RealTHTPodRows measures the real-THT create on a pod with 2 engine
 // workers (heat-api + 2 heat-engines, MariaDB, RabbitMQ) against native
-// heat-all on sqlite, both with our heat.conf and heat_stack.
+// heat-all on sqlite, both with our heat.conf and heat_stack, at each
+// count of RealTHTPodComputes; at the first, also the pod with Heat's
+// convergence engine (TripleO's pod runs it), which spreads a stack's
+// resources over the engines.
 func RealTHTPodRows(ctx context.Context, env *Env, rounds int) []Row {
-	const name = "real_tht_create_pod_mysql_2w"
-	title := fmt.Sprintf("real-THT create (Compute %d) on a pod", RealTHTComputes)
+	var rows []Row
+	for i, n := range RealTHTPodComputes {
+		rows = append(rows, realTHTPodRows(ctx, env, rounds, n, i == 0)...)
+	}
+	return rows
+}
+
+// convergenceConf turns Heat's convergence engine back on over our
+// heat.conf (which runs the legacy one).
+var convergenceConf = map[string]map[string]string{"DEFAULT": {"convergence_engine": "true"}}
+
+func realTHTPodRows(ctx context.Context, env *Env, rounds, computes int, convergence bool) []Row {
+	name := "real_tht_create_pod_mysql_2w"
+	convName := "real_tht_create_pod_mysql_2w_convergence"
+	if computes != RealTHTComputes {
+		name = fmt.Sprintf("%s_c%d", name, computes)
+	}
+	title := fmt.Sprintf("real-THT create (Compute %d) on a pod", computes)
 	cand, baseline := "pod, 2 engine workers, MariaDB", "native heat-all, sqlite, our heat.conf"
 	base, err := os.MkdirTemp(env.Work, "realtht-pod-")
 	if err != nil {
 		return []Row{Unavailable(name, title, cand, baseline, err.Error())}
 	}
 	defer os.RemoveAll(base)
-	rt, err := NewRealTHT(filepath.Join(base, "overcloud-deploy"), RealTHTComputes)
+	rt, err := NewRealTHT(filepath.Join(base, "overcloud-deploy"), computes)
 	if err != nil {
 		return []Row{Unavailable(name, title, cand, baseline, "generating the workload (tests/tht): "+err.Error())}
 	}
@@ -364,14 +390,23 @@ func RealTHTPodRows(ctx context.Context, env *Env, rounds int) []Row {
 			return OursExpect(ctx, h.Endpoint, rt.OursOptions(false), "CREATE_COMPLETE", true)
 		}
 	}
-	s := Interleave(ctx, env.Log, "real_tht_pod", rounds, []Variant{
+	vs := []Variant{
 		{Name: "native", Run: create(func() (*Heat, error) { return Launchers[0].Launch(ctx, base, Ours) })},
-		{Name: "pod2", Run: create(func() (*Heat, error) { return LaunchPod(ctx, base, socket, 2) })},
-	})
-	return []Row{NewRow(name, title, cand, baseline, s["pod2"], s["native"],
-		fmt.Sprintf("create time with heat_stack (pod start not timed); fresh Heat per run; %d interleaved rounds; both run our heat.conf "+
-			"(the sqlite settings do not apply to MySQL; with several engines a nested stack may run in another engine than its parent, "+
-			"whose task_wakeup then falls back to Heat's 1 s poll)", rounds))}
+		{Name: "pod2", Run: create(func() (*Heat, error) { return LaunchPod(ctx, base, socket, 2, nil) })},
+	}
+	if convergence {
+		vs = append(vs, Variant{Name: "pod2_convergence", Run: create(func() (*Heat, error) { return LaunchPod(ctx, base, socket, 2, convergenceConf) })})
+	}
+	s := Interleave(ctx, env.Log, fmt.Sprintf("real_tht_pod_c%d", computes), rounds, vs)
+	note := fmt.Sprintf("create time with heat_stack (pod start not timed); fresh Heat per run; %d interleaved rounds; both run our heat.conf "+
+		"(the sqlite settings do not apply to MySQL; with several engines a nested stack may run in another engine than its parent, "+
+		"whose task_wakeup then falls back to Heat's 1 s poll); 2 CPUs", rounds)
+	rows := []Row{NewRow(name, title, cand, baseline, s["pod2"], s["native"], note)}
+	if convergence {
+		rows = append(rows, NewRow(convName, title+", convergence engine", "pod, 2 engine workers, MariaDB, our heat.conf with convergence_engine = true (as TripleO's pod)",
+			baseline, s["pod2_convergence"], s["native"], note))
+	}
+	return rows
 }
 
 // ScaleCounts are the Compute counts of the real-THT scaling rows.
@@ -385,6 +420,7 @@ var ScaleCounts = []int{1, 10, 50, 100}
 // (ours' re-run vs the stock full update, where measured).
 func RealTHTScaleRows(ctx context.Context, env *Env, counts []int, stockMax, stockRerunMax int) []Row {
 	var rows []Row
+	prevN, prevD := 0, time.Duration(0)
 	for _, n := range counts {
 		if ctx.Err() != nil {
 			break
@@ -426,6 +462,10 @@ func RealTHTScaleRows(ctx context.Context, env *Env, counts []int, stockMax, sto
 		note := func(op string) string {
 			s := fmt.Sprintf("one run each (Compute %d); heat-all CPU ours %s, stock %s; peak heat-all RSS ours %s, stock %s",
 				n, medCPU(pick(ours, op)), medCPU(pick(stock, op)), maxRSS(pick(ours, op)), maxRSS(pick(stock, op)))
+			s += fmt.Sprintf("; sqlite database after the %s: ours %s, stock %s", op, dbSize(pick(ours, op)), dbSize(pick(stock, op)))
+			if op == "create" && prevN > 0 && len(pick(ours, op)) == 1 {
+				s += fmt.Sprintf("; ours %.2f s per Compute added since Compute %d", (ours[op].d-prevD).Seconds()/float64(n-prevN), prevN)
+			}
 			if n > stockMax {
 				s += fmt.Sprintf("; stock not measured above %d Compute nodes in this run", stockMax)
 			}
@@ -436,8 +476,33 @@ func RealTHTScaleRows(ctx context.Context, env *Env, counts []int, stockMax, sto
 				durations(pick(ours, "create")), durations(pick(stock, "create")), note("create")),
 			NewRow(rname, title+": identical re-run", "heat_stack (no update: inputs unchanged)", "heatclient full update (stock)",
 				durations(pick(ours, "rerun")), durations(pick(stock, "rerun")), note("rerun")))
+		if c, ok := ours["create"]; ok {
+			prevN, prevD = n, c.d
+		} else {
+			prevN = 0
+		}
 	}
 	return rows
+}
+
+// sqliteBytes is the size of a native Heat's sqlite database (with its
+// write-ahead log, if any); 0 when it cannot be read.
+func sqliteBytes(h *Heat) int64 {
+	var n int64
+	for _, suffix := range []string{"", "-wal"} {
+		if fi, err := os.Stat(filepath.Join(h.Opts.HeatDir, heatdir.SQLiteFile) + suffix); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// dbSize prints the database size of the sample, if read.
+func dbSize(s []opSample) string {
+	if len(s) == 0 || s[0].dbBytes == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f MB", float64(s[0].dbBytes)/(1<<20))
 }
 
 func pick(m map[string]opSample, op string) []opSample {
@@ -476,7 +541,7 @@ func scaleRun(ctx context.Context, base string, rt *RealTHT, stockSide, rerun bo
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", op, err)
 		}
-		out[op] = opSample{d: d, cpu: mon.cpu() - cpu0, rssPeak: mon.rssPeak()}
+		out[op] = opSample{d: d, cpu: mon.cpu() - cpu0, rssPeak: mon.rssPeak(), dbBytes: sqliteBytes(h)}
 	}
 	return out, nil
 }

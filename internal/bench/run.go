@@ -29,7 +29,8 @@ type Env struct {
 type Options struct {
 	// Only lists row-group names to run (scale_copies, scale_group,
 	// launch, template_processing, db_dump, config_download,
-	// config_download_tht, pod); empty: all.
+	// config_download_tht, pod, real_tht, real_tht_tuning, real_tht_pod,
+	// real_tht_scale, deploy_playbook_tht); empty: all.
 	Only []string
 	// Rounds for the quick rows (at least 5); CreateRounds for the stack
 	// creates (each launches a fresh Heat per create).
@@ -48,7 +49,7 @@ type Options struct {
 
 // Groups are the row groups in run order.
 var Groups = []string{"template_processing", "config_download", "config_download_tht", "db_dump", "launch", "scale_group", "scale_copies", "pod",
-	"real_tht", "real_tht_tuning", "real_tht_pod", "real_tht_scale"}
+	"real_tht", "real_tht_tuning", "real_tht_pod", "real_tht_scale", "deploy_playbook_tht"}
 
 func (o Options) want(g string) bool {
 	if len(o.Only) == 0 {
@@ -110,6 +111,8 @@ func Run(ctx context.Context, env *Env, o Options) []Row {
 			rows = append(rows, RealTHTPodRows(ctx, env, o.RealTHTRounds)...)
 		case "real_tht_scale":
 			rows = append(rows, RealTHTScaleRows(ctx, env, o.ScaleCounts, o.StockScaleMax, o.StockRerunMax)...)
+		case "deploy_playbook_tht":
+			rows = append(rows, DeployPlaybookTHTRow(ctx, env, o.RealTHTRounds))
 		}
 		fmt.Fprintf(env.Log, "== %s done in %.0fs\n", g, time.Since(start).Seconds())
 	}

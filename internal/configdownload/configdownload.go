@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -39,6 +40,11 @@ type Outcome struct {
 	Msg       string
 }
 
+// renderGCPercent is the garbage collector's target while Run renders
+// (runtime/debug.SetGCPercent): render x10 of the THT overcloud took 0.66 s
+// with it against 0.91-1.09 s with the default 100.
+const renderGCPercent = 400
+
 // Run downloads the config of a stack into dest.
 func Run(ctx context.Context, c *heatapi.Client, o RunOptions) (Outcome, error) {
 	out := Outcome{Roles: []string{}, Hosts: []string{}, Inventory: filepath.Join(o.Dest, InventoryFile)}
@@ -69,6 +75,11 @@ func Run(ctx context.Context, c *heatapi.Client, o RunOptions) (Outcome, error) 
 	if err != nil {
 		return out, err
 	}
+	// Rendering allocates many short-lived YAML nodes around a few MB that
+	// stay: with the collector's default target it spends about a third of
+	// the render collecting. A render is short; the default comes back
+	// after it.
+	defer debug.SetGCPercent(debug.SetGCPercent(renderGCPercent))
 	r, err := Render(&f.Data, Options{SSHUser: o.SSHUser, SSHNetwork: o.SSHNetwork, Release: o.Release,
 		ConfigType: o.ConfigType, PythonInterpreter: o.PythonInterpreter})
 	if err != nil {

@@ -498,7 +498,9 @@ func ensureRepo(dest string) error {
 	if _, err := os.Stat(filepath.Join(dest, ".git")); !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if _, err := git(dest, "init", "-q"); err != nil {
+	// No template: git's sample hooks and info/exclude are a dozen files
+	// for nothing (commits run --no-verify).
+	if _, err := git(dest, "init", "-q", "--template="); err != nil {
 		return err
 	}
 	// The history holds the same secrets as the files.
@@ -529,7 +531,12 @@ func commit(dest, msg string) (string, error) {
 	if err := ensureRepo(dest); err != nil {
 		return "", err
 	}
-	if _, err := git(dest, append([]string{"add", "-A", "--"}, runFilePathspecs...)...); err != nil {
+	// Every file goes into one pack (git's bulk check-in, for files above
+	// core.bigFileThreshold) instead of a loose object each: a few hundred
+	// files and their fan-out directories cost 0.4 s of metadata writes on
+	// a VM disk, the pack 0.09 s. Set for this command only: the
+	// repository's own config (and later repacks) keep git's defaults.
+	if _, err := git(dest, append([]string{"-c", "core.bigFileThreshold=1", "add", "-A", "--"}, runFilePathspecs...)...); err != nil {
 		return "", err
 	}
 	if out, err := git(dest, append([]string{"status", "--porcelain", "--"}, runFilePathspecs...)...); err != nil || out == "" {

@@ -45,6 +45,12 @@ const (
 	// NestedUnchangedPlugin makes the legacy engine leave alone a nested
 	// stack whose stored inputs equal the ones an update would send.
 	NestedUnchangedPlugin = "ephemeral_heat_nested_unchanged"
+	// EnvCopyPlugin makes a stack load copy its stored environment with a
+	// pickle round trip instead of copy.deepcopy.
+	EnvCopyPlugin = "ephemeral_heat_env_copy"
+	// ShowCachePlugin answers a repeated show of a stack (its outputs) from
+	// the last answer until the next write to a sqlite database.
+	ShowCachePlugin = "ephemeral_heat_show_cache"
 )
 
 // enginePlugins are EngineModule's plugins: name and class.
@@ -56,6 +62,8 @@ var enginePlugins = [][2]string{
 	{FakeRPCWakeupPlugin, "FakeRPCWakeup"},
 	{LegacyUpdateOutputsPlugin, "LegacyUpdateOutputs"},
 	{NestedUnchangedPlugin, "NestedUnchanged"},
+	{EnvCopyPlugin, "EnvCopy"},
+	{ShowCachePlugin, "ShowCache"},
 }
 
 //go:embed python/ephemeral_heat_engine.py

@@ -157,7 +157,11 @@ func TestPythonEnv(t *testing.T) {
 // order, and task_wakeup stays off with one warning when
 // Heat's internals differ, and else ends a parent stack's step sleep when a
 // nested stack stores its final state, after a resource changed state, and
-// after a step took nodes off a dependency graph walked in its greenthread.
+// after a step took nodes off a dependency graph walked in its greenthread,
+// and env_copy copies a loaded template's environment (equal, independent,
+// sharing and tuples kept, deepcopy for what pickle cannot copy), and
+// show_cache answers a repeated show_stack until the next write (sqlite
+// only).
 func TestEnginePlugins(t *testing.T) {
 	py := heatPython(t)
 	dir := t.TempDir()
@@ -173,7 +177,7 @@ func TestEnginePlugins(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(py, script, dir, heatdir.SQLiteNoPingPlugin, heatdir.SQLiteFKIndexesPlugin,
-		heatdir.SQLCacheJSONPlugin, heatdir.TaskWakeupPlugin, heatdir.FakeRPCWakeupPlugin, heatdir.LegacyUpdateOutputsPlugin)
+		heatdir.SQLCacheJSONPlugin, heatdir.TaskWakeupPlugin, heatdir.FakeRPCWakeupPlugin, heatdir.LegacyUpdateOutputsPlugin, heatdir.EnvCopyPlugin, heatdir.ShowCachePlugin)
 	cmd.Env = heatdir.PythonEnv(os.Environ(), filepath.Join(dir, heatdir.PythonDir))
 	b, err := cmd.Output()
 	if err != nil {
@@ -209,6 +213,22 @@ func TestEnginePlugins(t *testing.T) {
 		LegacyOutputsAfter any      `json:"legacy_nested_outputs_after"`
 		LegacyResets       []string `json:"legacy_resets"`
 		LegacyPassedOn     []bool   `json:"legacy_passed_on"`
+		EnvCopyGuardLeft   bool     `json:"env_copy_guard_left_unchanged"`
+		EnvCopyGuardWarns  []string `json:"env_copy_guard_warnings"`
+		EnvCopyOn          bool     `json:"env_copy_on"`
+		EnvCopyEqual       bool     `json:"env_copy_equal"`
+		EnvCopyIndependent bool     `json:"env_copy_independent"`
+		EnvCopySharing     bool     `json:"env_copy_sharing_kept"`
+		EnvCopyTuple       bool     `json:"env_copy_tuple_kept"`
+		EnvCopyFallback    string   `json:"env_copy_fallback"`
+		ShowCacheMySQL     bool     `json:"show_cache_mysql"`
+		ShowCacheOn        bool     `json:"show_cache_on"`
+		ShowCacheRepeat    int      `json:"show_cache_calls_after_repeat"`
+		ShowCacheIntact    []any    `json:"show_cache_copy_intact"`
+		ShowCacheOthers    int      `json:"show_cache_calls_other_questions"`
+		ShowCacheSelect    int      `json:"show_cache_calls_after_select"`
+		ShowCacheWrite     int      `json:"show_cache_calls_after_write"`
+		ShowCacheEnd       int      `json:"show_cache_calls_end"`
 	}
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatalf("%v: %s", err, b)
@@ -267,6 +287,28 @@ func TestEnginePlugins(t *testing.T) {
 	if got.LegacyOutputsAfter != nil || fmt.Sprint(got.LegacyResets) != "[reset]" || fmt.Sprint(got.LegacyPassedOn) != "[true true]" {
 		t.Errorf("legacy_update_outputs: a StackResource's outputs after %v (want none), attribute resets %v (want one), passed on to Heat's %v (want both)",
 			got.LegacyOutputsAfter, got.LegacyResets, got.LegacyPassedOn)
+	}
+	if !got.EnvCopyGuardLeft || len(got.EnvCopyGuardWarns) != 1 || !strings.Contains(got.EnvCopyGuardWarns[0], "Heat is left unchanged") {
+		t.Errorf("env_copy guard: left unchanged %v, warnings %q (want exactly one)", got.EnvCopyGuardLeft, got.EnvCopyGuardWarns)
+	}
+	if !got.EnvCopyOn {
+		t.Fatalf("env_copy did not apply to Heat's own internals")
+	}
+	if !got.EnvCopyEqual || !got.EnvCopyIndependent || !got.EnvCopySharing || !got.EnvCopyTuple || got.EnvCopyFallback != "deep-copied" {
+		t.Errorf("env_copy: copy equal %v, independent of the row %v, sharing kept %v, tuple kept %v, unpicklable value %q (want deep-copied)",
+			got.EnvCopyEqual, got.EnvCopyIndependent, got.EnvCopySharing, got.EnvCopyTuple, got.EnvCopyFallback)
+	}
+	if got.ShowCacheMySQL || !got.ShowCacheOn {
+		t.Fatalf("show_cache: applies to MySQL %v (want false), on for sqlite %v (want true)", got.ShowCacheMySQL, got.ShowCacheOn)
+	}
+	// Heat's show_stack calls: 1 for the first question and none for its
+	// repeat; 2 more for other questions (no outputs, another tenant); none
+	// after a SELECT; 1 after a write; 2 for an answer computed while
+	// writing (not kept); 2 for a stack in progress (not kept).
+	if got.ShowCacheRepeat != 1 || fmt.Sprint(got.ShowCacheIntact) != "[1 2]" || got.ShowCacheOthers != 3 ||
+		got.ShowCacheSelect != 3 || got.ShowCacheWrite != 4 || got.ShowCacheEnd != 8 {
+		t.Errorf("show_cache: Heat's show_stack called %d, %d, %d, %d, %d times (want 1, 3, 3, 4, 8); repeated answer %v (want [1 2])",
+			got.ShowCacheRepeat, got.ShowCacheOthers, got.ShowCacheSelect, got.ShowCacheWrite, got.ShowCacheEnd, got.ShowCacheIntact)
 	}
 	if got.OtherRunnerS < 0.3 {
 		t.Errorf("a TaskRunner that is not a stack's slept %.2f s of 0.3 s: its sleep must stay Heat's", got.OtherRunnerS)

@@ -109,6 +109,32 @@ var settings = []Setting{
 		Effect: EffectCreate,
 	},
 	{
+		Name:  "env_copy",
+		Title: "[database] connection_parameters = plugin=" + heatdir.EnvCopyPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.EnvCopyPlugin}},
+		What: "Every load of a stack copies its stored environment with copy.deepcopy (RawTemplate.from_db_object), and " +
+			"tripleo-heat-templates' environment carries the per-node maps of parameter_defaults (HostnameMap, " +
+			"DeployedServerPortMap, ...) into each of the ~10 nested stacks a node adds: these copies grow as the square of the " +
+			"node count. The environment is JSON read from the database; our engine plugin copies it with a pickle round trip " +
+			"(the same values and sharing, done in C, about 4 times faster on THT's environment) and leaves anything pickle " +
+			"cannot copy to copy.deepcopy. Checked against Heat's code first, else one warning and no change. Cost: none measured.",
+		Effect: EffectCreate,
+	},
+	{
+		Name:  "show_cache",
+		Title: "[database] connection_parameters = plugin=" + heatdir.ShowCachePlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.ShowCachePlugin}},
+		What: "Showing a stack with its outputs loads it and resolves every output through every nested stack they name (about " +
+			"0.5 s for tripleo-heat-templates at Compute 2, growing with the node count), and a deploy asks three times after the " +
+			"create (heat_stack's result, the working dir's saved outputs, config-download) with nothing written in between. Our " +
+			"engine plugin keeps what the engine's show_stack returned for a stack not IN_PROGRESS and answers the same question " +
+			"(stack, outputs or not, tenant, user) with a fresh copy of it while nothing has been written to the database: any " +
+			"statement other than SELECT drops the whole cache, and an answer computed while something was written is not kept. " +
+			"sqlite only (one heat-all writes it; a pod's engines share MySQL). Cost: up to 64 MB of pickled answers between writes; " +
+			"its effect is on reads after an operation (rows deploy_playbook_tht, config_download_tht), not on the create.",
+		Effect: EffectCreate,
+	},
+	{
 		Name:  "sqlite_no_ping",
 		Title: "[database] connection_parameters = plugin=" + heatdir.SQLiteNoPingPlugin,
 		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.SQLiteNoPingPlugin}},

@@ -23,7 +23,7 @@ from sqlalchemy import event, text
 import ephemeral_heat_engine as ehe
 
 work, ping_plugin, index_plugin, cache_plugin, wakeup_plugin, rpc_plugin, \
-    legacy_plugin = sys.argv[1:8]
+    legacy_plugin, env_copy_plugin, show_cache_plugin = sys.argv[1:10]
 out = {}
 
 warnings = []
@@ -245,5 +245,127 @@ wrapped(None, plain)
 out["legacy_nested_outputs_after"] = nested._outputs
 out["legacy_resets"] = calls
 out["legacy_passed_on"] = [r is nested or r is plain for r in seen]
+
+# env_copy: RawTemplate.from_db_object still copies the environment
+# (a copy equal to it, sharing nothing mutable with the database row's);
+# a value pickle cannot copy goes to copy.deepcopy. When from_db_object no
+# longer copies with copy.deepcopy it stays off with one warning.
+from heat.objects import raw_template as heat_raw_template  # noqa: E402
+import copy as copy_module  # noqa: E402
+
+real_from_db = heat_raw_template.RawTemplate.from_db_object
+heat_raw_template.RawTemplate.from_db_object = staticmethod(
+    lambda context, tpl, db_tpl: tpl)
+ehe._apply_once("env_copy", ehe._env_copy)
+out["env_copy_guard_left_unchanged"] = heat_raw_template.copy is copy_module
+out["env_copy_guard_warnings"] = [w for w in warnings if "env_copy" in w]
+heat_raw_template.RawTemplate.from_db_object = real_from_db
+ehe._applied.pop("env_copy")
+session_statements("plugin=%s" % env_copy_plugin)
+out["env_copy_on"] = heat_raw_template.copy is not copy_module
+
+
+class Row(dict):
+    pass
+
+
+shared = {"fixed_ips": [{"ip_address": "192.168.24.10"}]}
+env = {"parameters": {}, "encrypted_param_names": [],
+       "parameter_defaults": {"HostnameMap": {"a": "b"},
+                              "PortA": shared, "PortB": shared,
+                              "Odd": (1, 2), "Float": 1.5, "Null": None},
+       "resource_registry": {"OS::X": "x.yaml"}}
+row = Row(id=1, files=None, files_id=None, template={"heat_template_version":
+                                                   "wallaby"},
+          environment=env)
+tpl = heat_raw_template.RawTemplate.from_db_object(
+    None, heat_raw_template.RawTemplate(), row)
+pd = tpl.environment["parameter_defaults"]
+out["env_copy_equal"] = tpl.environment == env
+out["env_copy_independent"] = (tpl.environment is not env and
+                               pd is not env["parameter_defaults"] and
+                               pd["PortA"] is not shared)
+out["env_copy_sharing_kept"] = pd["PortA"] is pd["PortB"]
+out["env_copy_tuple_kept"] = type(pd["Odd"]) is tuple
+
+
+class Unpicklable(object):
+    def __reduce__(self):
+        raise TypeError("no pickling")
+
+    def __deepcopy__(self, memo):
+        return "deep-copied"
+
+
+row["environment"] = {"parameter_defaults": {"x": Unpicklable()}}
+tpl = heat_raw_template.RawTemplate.from_db_object(
+    None, heat_raw_template.RawTemplate(), row)
+out["env_copy_fallback"] = tpl.environment["parameter_defaults"]["x"]
+
+# show_cache: with a sqlite database, EngineService.show_stack answers a
+# repeated question from its last answer (a fresh copy) until a statement
+# other than SELECT runs on the database; a stack IN_PROGRESS, or an answer
+# computed while something was written, is not kept; another database
+# (MySQL: several processes) leaves it off.
+from heat.engine import service as heat_service  # noqa: E402
+from sqlalchemy.engine import make_url  # noqa: E402
+
+shown = []
+in_progress = [False]
+
+
+def fake_show(self, cnxt, stack_identity, resolve_outputs=True):
+    shown.append(stack_identity["stack_id"])
+    if stack_identity["stack_id"] == "writes":
+        with cache_engine.begin() as conn:
+            conn.execute(text("INSERT INTO parent (id) VALUES (%d)"
+                              % (100 + len(shown))))
+    status = "CREATE_IN_PROGRESS" if in_progress[0] else "CREATE_COMPLETE"
+    return [{"stack_status": status,
+             "outputs": [{"output_key": "k", "output_value": [1, 2]}]}]
+
+
+heat_service.EngineService.show_stack = fake_show
+out["show_cache_mysql"] = ehe.show_cache_applies(
+    make_url("mysql+pymysql://u:p@127.0.0.1/heat"))
+cache_engine = engines.create_engine(
+    "sqlite:///" + db, connection_parameters="plugin=%s" % show_cache_plugin,
+    max_retries=0)
+out["show_cache_on"] = heat_service.EngineService.show_stack is not fake_show
+
+
+class Ctx(object):
+    tenant_id, user_id, is_admin, show_deleted = "t", "u", False, False
+
+
+svc = heat_service.EngineService.__new__(heat_service.EngineService)
+ident = {"stack_name": "s", "stack_id": "one", "tenant": "t", "path": ""}
+first = svc.show_stack(Ctx(), ident)
+first[0]["outputs"][0]["output_value"].append("mutated by a caller")
+second = svc.show_stack(Ctx(), dict(ident))
+out["show_cache_calls_after_repeat"] = len(shown)
+out["show_cache_copy_intact"] = second[0]["outputs"][0]["output_value"]
+svc.show_stack(Ctx(), ident, resolve_outputs=False)
+other = Ctx()
+other.tenant_id = "other"
+svc.show_stack(other, ident)
+out["show_cache_calls_other_questions"] = len(shown)
+with cache_engine.connect() as conn:
+    conn.execute(text("SELECT count(*) FROM parent"))
+svc.show_stack(Ctx(), ident)
+out["show_cache_calls_after_select"] = len(shown)
+with cache_engine.begin() as conn:
+    conn.execute(text("INSERT INTO parent (id) VALUES (1)"))
+svc.show_stack(Ctx(), ident)
+out["show_cache_calls_after_write"] = len(shown)
+w = dict(ident, stack_id="writes")
+svc.show_stack(Ctx(), w)
+svc.show_stack(Ctx(), w)
+in_progress[0] = True
+p = dict(ident, stack_id="busy")
+svc.show_stack(Ctx(), p)
+svc.show_stack(Ctx(), p)
+out["show_cache_calls_end"] = len(shown)
+cache_engine.dispose()
 
 print(json.dumps(out))
