@@ -89,7 +89,7 @@ test: deps install lint ## the whole suite: deps, build, lint, unit and integrat
 parity-zed: check-go ## config_download vs tripleo-common stable/zed's own code on the sample overcloud; fails when no zed tree is found (README)
 	EPHEMERAL_HEAT_REQUIRE_ZED=1 $(GO) test -count=1 -run '^TestZedSampleOvercloudParity$$' ./tests/tripleocommon/
 
-bench: deps check-go install ## benchmarks vs baselines, same run (about 1 h 45 min in full, most of it the stock real-THT side): bench/results.md and bench/results.json; BENCH_ARGS='-only launch'
+bench: deps check-go install ## benchmarks vs baselines, same run (about 2 h 15 min in full with the default scale counts, most of it the stock real-THT side): bench/results.md and bench/results.json; BENCH_ARGS='-only launch'
 	$(GO) run ./bench/runner $(BENCH_ARGS)
 
 demo: deps install ## deploy the standalone sample overcloud here (native Heat, sqlite, deploy steps), relaunch Heat on its dump for openstack stack list, stop it
