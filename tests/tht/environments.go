@@ -21,7 +21,6 @@ import (
 // ever sent to these addresses: the servers are pre-provisioned fakes.
 const (
 	ctlplaneCIDR    = "192.168.24.0/24"
-	ctlplanePrefix  = "192.168.24."
 	ctlplaneGateway = "192.168.24.1"
 	ctlplaneSubnet  = "ctlplane-subnet"
 	ctlplaneMTU     = 1500
@@ -38,8 +37,8 @@ const (
 
 // nodeRole is a role whose servers this workload pre-provisions, with the
 // block of ctlplane addresses its indices map to (index i gets
-// ctlplanePrefix + (ipBase+i)): an address depends on the role and the index
-// only, so it survives scaling another role or removing an index.
+// ctlplaneIP(ipBase+i)): an address depends on the role and the index only,
+// so it survives scaling another role or removing an index.
 type nodeRole struct {
 	name     string
 	ipBase   int
@@ -48,7 +47,38 @@ type nodeRole struct {
 
 var nodeRoles = []nodeRole{
 	{name: "Controller", ipBase: 10, maxIndex: 19}, // .10-.29
-	{name: "Compute", ipBase: 30, maxIndex: 224},   // .30-.254
+	{name: "Compute", ipBase: 30, maxIndex: 2016},  // 192.168.24.30 up to 192.168.31.254
+}
+
+// ctlplaneWideCIDR is the ctlplane of a workload with more nodes than the
+// undercloud's default /24 holds (large sites give the ctlplane a wider
+// subnet): 192.168.24.0/21. A workload that fits keeps the /24.
+const ctlplaneWideCIDR = "192.168.24.0/21"
+
+// ctlplaneNet is the ctlplane CIDR for nodes up to ctlplane offset maxOffset
+// (ipBase+index): the default /24 while it holds them.
+func ctlplaneNet(maxOffset int) (cidr, prefix string) {
+	if maxOffset <= 254 {
+		return ctlplaneCIDR, "/24"
+	}
+	return ctlplaneWideCIDR, "/21"
+}
+
+// ctlplaneIP is the address at offset from 192.168.24.0 (within the /21).
+func ctlplaneIP(offset int) string {
+	return fmt.Sprintf("192.168.%d.%d", 24+offset/256, offset%256)
+}
+
+// maxCtlplaneOffset is the highest ctlplane offset counts and removed
+// indices use.
+func maxCtlplaneOffset(counts map[string]int, removed map[string][]int) int {
+	m := 0
+	for _, nr := range nodeRoles {
+		if total := counts[nr.name] + len(removed[nr.name]); total > 0 && nr.ipBase+total-1 > m {
+			m = nr.ipBase + total - 1
+		}
+	}
+	return m
 }
 
 // hostnameFormat is tripleo-ansible's default
@@ -189,18 +219,18 @@ func enabledServices(env map[string]any, roles []roleData) (map[string]any, erro
 // get_ctlplane_attrs reads from the undercloud's neutron: the ctlplane
 // network (its tags are its subnets' CIDRs: THT
 // extraconfig/post_deploy/undercloud_ctlplane_network.py) and each subnet.
-func ctlplaneAttributes() map[string]any {
+func ctlplaneAttributes(cidr string) map[string]any {
 	return map[string]any{
 		"network": map[string]any{
 			"name":       "ctlplane",
 			"mtu":        ctlplaneMTU,
 			"dns_domain": ctlplaneDNSDomain,
-			"tags":       []string{ctlplaneCIDR},
+			"tags":       []string{cidr},
 		},
 		"subnets": map[string]any{
 			ctlplaneSubnet: map[string]any{
 				"name":            ctlplaneSubnet,
-				"cidr":            ctlplaneCIDR,
+				"cidr":            cidr,
 				"gateway_ip":      ctlplaneGateway,
 				"host_routes":     []any{},
 				"dns_nameservers": []any{},
@@ -219,7 +249,7 @@ func ctlplaneAttributes() map[string]any {
 // module_utils/network_data_v2.py; the network tags are the ctlplane CIDRs,
 // from which overcloud.yaml derives CtlplaneNetworkCidrs) and an empty
 // VipPortMap.
-func vipEnvironment(tree string) map[string]any {
+func vipEnvironment(tree, cidr string) map[string]any {
 	return map[string]any{
 		"resource_registry": map[string]any{
 			"OS::TripleO::Network::Ports::ControlPlaneVipPort": filepath.Join(tree, "network", "ports", "deployed_vip_ctlplane.yaml"),
@@ -228,7 +258,7 @@ func vipEnvironment(tree string) map[string]any {
 			"VipPortMap": map[string]any{},
 			"ControlPlaneVipData": map[string]any{
 				"name":      "control_virtual_ip",
-				"network":   map[string]any{"tags": []string{ctlplaneCIDR}},
+				"network":   map[string]any{"tags": []string{cidr}},
 				"subnets":   []any{map[string]any{"ip_version": 4}},
 				"fixed_ips": []any{map[string]any{"ip_address": ctlplaneVIP}},
 			},
@@ -255,6 +285,7 @@ func nodeEnvironment(tree, stack string, counts map[string]int, removed map[stri
 	portMap := map[string]any{}
 	nodePortMap := map[string]any{}
 	var hosts []Host
+	_, prefix := ctlplaneNet(maxCtlplaneOffset(counts, removed))
 	for _, nr := range nodeRoles {
 		count := counts[nr.name]
 		gone := map[int]bool{}
@@ -284,11 +315,11 @@ func nodeEnvironment(tree, stack string, counts map[string]int, removed map[stri
 				policy = append(policy, i)
 				continue
 			}
-			ip := fmt.Sprintf("%s%d", ctlplanePrefix, nr.ipBase+i)
+			ip := ctlplaneIP(nr.ipBase + i)
 			hosts = append(hosts, Host{Name: name, Role: nr.name, Index: i, CtlplaneIP: ip})
 			portMap[name+"-ctlplane"] = map[string]any{"fixed_ips": []any{map[string]any{"ip_address": ip}}}
 			nodePortMap[name] = map[string]any{"ctlplane": map[string]any{
-				"ip_address": ip, "ip_subnet": ip + "/24", "ip_address_uri": ip}}
+				"ip_address": ip, "ip_subnet": ip + prefix, "ip_address_uri": ip}}
 		}
 		if len(policy) > 0 {
 			pd[nr.name+"RemovalPolicies"] = []any{map[string]any{"resource_list": policy}}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -522,6 +523,7 @@ func TestCounts(t *testing.T) {
 		removed              map[string][]int
 		wantCompute          []string // host names
 		wantPolicy           any
+		wantCIDR             string // "": the default 192.168.24.0/24
 		wantErr              string
 	}{
 		{name: "default", wantCompute: []string{"overcloud-novacompute-0", "overcloud-novacompute-1"}},
@@ -530,7 +532,9 @@ func TestCounts(t *testing.T) {
 		{name: "removed", compute: 2, removed: map[string][]int{"Compute": {1}},
 			wantCompute: []string{"overcloud-novacompute-0", "overcloud-novacompute-2"},
 			wantPolicy:  []any{map[string]any{"resource_list": []any{1}}}},
-		{name: "too many", compute: 300, wantErr: "indices 0-224 only"},
+		// More nodes than the default /24 holds: the ctlplane widens to a /21.
+		{name: "wide", compute: 300, wantCIDR: "192.168.24.0/21"},
+		{name: "too many", compute: 2100, wantErr: "indices 0-2016 only"},
 		{name: "removed out of range", compute: 2, removed: map[string][]int{"Compute": {7}}, wantErr: "removed Compute index 7"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -568,6 +572,15 @@ func TestCounts(t *testing.T) {
 			if c.wantCompute != nil && !reflect.DeepEqual(cmp, c.wantCompute) {
 				t.Errorf("compute hosts %v, want %v", cmp, c.wantCompute)
 			}
+			wantCIDR := c.wantCIDR
+			if wantCIDR == "" {
+				wantCIDR = "192.168.24.0/24"
+			}
+			_, ctlplane, _ := net.ParseCIDR(wantCIDR)
+			broadcast := make(net.IP, 4)
+			for i := range broadcast {
+				broadcast[i] = ctlplane.IP.To4()[i] | ^ctlplane.Mask[i]
+			}
 			ports := nodes["DeployedServerPortMap"].(map[string]any)
 			hmap := nodes["HostnameMap"].(map[string]any)
 			ips := map[string]bool{}
@@ -579,8 +592,13 @@ func TestCounts(t *testing.T) {
 				if hmap[h.Name] != h.Name {
 					t.Errorf("HostnameMap[%s] = %v", h.Name, hmap[h.Name])
 				}
-				if ips[h.CtlplaneIP] || !strings.HasPrefix(h.CtlplaneIP, "192.168.24.") || strings.HasPrefix(h.CtlplaneIP, "127.") {
-					t.Errorf("%s: address %s duplicate or outside the ctlplane", h.Name, h.CtlplaneIP)
+				ip4 := net.ParseIP(h.CtlplaneIP).To4()
+				if ips[h.CtlplaneIP] || ip4 == nil || !ctlplane.Contains(ip4) || ip4.Equal(ctlplane.IP) || ip4.Equal(broadcast) {
+					t.Errorf("%s: address %s duplicate or not a host of the ctlplane %s", h.Name, h.CtlplaneIP, wantCIDR)
+				}
+				ones, _ := ctlplane.Mask.Size()
+				if got := path(nodes["NodePortMap"].(map[string]any), h.Name, "ctlplane", "ip_subnet"); got != fmt.Sprintf("%s/%d", h.CtlplaneIP, ones) {
+					t.Errorf("%s: NodePortMap ip_subnet %v, want %s/%d", h.Name, got, h.CtlplaneIP, ones)
 				}
 				ips[h.CtlplaneIP] = true
 			}
@@ -588,6 +606,9 @@ func TestCounts(t *testing.T) {
 				t.Errorf("%d ports for %d hosts", len(ports), len(w.Hosts))
 			}
 			params := parameterDefaults(t, w.EnvironmentFiles[1])
+			if got := path(params, "CtlplaneNetworkAttributes", "subnets", "ctlplane-subnet", "cidr"); got != wantCIDR {
+				t.Errorf("CtlplaneNetworkAttributes subnet %v, want %s", got, wantCIDR)
+			}
 			if l, _ := params["ComputeServices"].([]any); len(l) == 0 {
 				t.Errorf("ComputeServices empty with %d computes", wantCmp)
 			}
