@@ -299,20 +299,8 @@ func deployStock(ctx context.Context, dir string, rt *RealTHT, tc tripleocommon.
 	}
 	p[phaseConfig] = time.Duration((r.DownloadSeconds + r.InventorySeconds) * float64(time.Second))
 	dumpStart := time.Now()
-	f, err := os.Create(filepath.Join(dir, "heat-db.sql"))
-	if err != nil {
+	if err := srv.DumpTo(ctx, dumpBin, filepath.Join(dir, "heat-db.sql"), dbName); err != nil {
 		return 0, nil, err
-	}
-	dump := exec.CommandContext(ctx, dumpBin, append(srv.ClientArgs(), dbName)...)
-	dump.Stdout = f
-	var stderr strings.Builder
-	dump.Stderr = &stderr
-	err = dump.Run()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return 0, nil, fmt.Errorf("mysqldump: %v: %s", err, stderr.String())
 	}
 	// tripleoclient's native launcher ends heat-all with SIGKILL.
 	h.kill()

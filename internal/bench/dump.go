@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -9,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -181,18 +179,10 @@ func DumpRow(ctx context.Context, env *Env, rounds int) Row {
 		{Name: "mysqldump", Run: func(ctx context.Context) (time.Duration, error) {
 			p := filepath.Join(dir, "mysqldump.sql")
 			return timed(func() error {
-				f, err := os.Create(p)
-				if err != nil {
+				if err := srv.DumpTo(ctx, bins.Dump, p, "--single-transaction", heatDB); err != nil {
 					return err
 				}
-				defer f.Close()
-				cmd := exec.CommandContext(ctx, bins.Dump, append(srv.ClientArgs(), "--single-transaction", heatDB)...)
-				var stderr bytes.Buffer
-				cmd.Stdout, cmd.Stderr = f, &stderr
-				if err := cmd.Run(); err != nil {
-					return fmt.Errorf("%v: %s", err, stderr.Bytes())
-				}
-				if st, serr := f.Stat(); serr == nil {
+				if st, serr := os.Stat(p); serr == nil {
 					sqlSize = st.Size()
 				}
 				return nil

@@ -443,6 +443,27 @@ func (s *Server) ClientArgs() []string {
 	return []string{"--defaults-file=" + s.ClientConfig}
 }
 
+// DumpTo runs dumpBin (Binaries.Dump) with the client arguments and args
+// (options, then the database) and writes its output to path; the error
+// names the command and carries what it printed on stderr.
+func (s *Server) DumpTo(ctx context.Context, dumpBin, path string, args ...string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, dumpBin, append(s.ClientArgs(), args...)...)
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = f, &stderr
+	err = cmd.Run()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %v: %s", dumpBin, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
 // Open returns a connection pool for database db, closed when t finishes.
 func (s *Server) Open(t testing.TB, db string) *sql.DB {
 	t.Helper()

@@ -19,6 +19,7 @@
 package tripleotest
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,20 +88,8 @@ func DumpHeat(t testing.TB, srv *mariadbtest.Server, db, heatDir, stamp, format 
 		t.Fatal(err)
 	}
 	sqlPath := filepath.Join(heatDir, "heat-db.sql")
-	out, err := os.Create(sqlPath)
-	if err != nil {
+	if err := srv.DumpTo(context.Background(), bins.Dump, sqlPath, db); err != nil {
 		t.Fatal(err)
-	}
-	cmd := exec.Command(bins.Dump, append(srv.ClientArgs(), db)...)
-	cmd.Stdout = out
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	err = cmd.Run()
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", bins.Dump, db, err, stderr.String())
 	}
 	return TarFile(t, sqlPath, stamp, format)
 }
