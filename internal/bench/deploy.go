@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +19,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/launch/backend"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/proc"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/ansibletest"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/mariadbtest"
 	"github.com/ephemeral-heat/ephemeral-heat/tests/tht"
 	"github.com/ephemeral-heat/ephemeral-heat/tests/tripleocommon"
@@ -69,12 +68,9 @@ func DeployPlaybookTHTRow(ctx context.Context, env *Env, rounds int) Row {
 	base := "composed: stock heat.conf db_sync + heat-all on MariaDB, heatclient create, tripleo-common config download + inventory, mysqldump, stop"
 	unavailable := func(why string) Row { return Unavailable(deployRowName, title, cand, base, why) }
 	root := tripleocommon.RepoRoot()
-	coll := filepath.Join(root, ".collections")
-	if _, err := os.Stat(filepath.Join(coll, "ansible_collections", "ephemeral", "heat", "plugins", "modules", "heat_stack")); err != nil {
-		return unavailable("the collection is not installed in " + coll + ": run make install")
-	}
-	if _, err := exec.LookPath("ansible-playbook"); err != nil {
-		return unavailable("ansible-playbook is not installed: apt-get install -y ansible-core (or make deps)")
+	ansibleEnv, err := ansibletest.Environ(root)
+	if err != nil {
+		return unavailable(err.Error())
 	}
 	if err := tripleocommon.RequirePython(); err != nil {
 		return unavailable(err.Error())
@@ -107,7 +103,7 @@ func DeployPlaybookTHTRow(ctx context.Context, env *Env, rounds int) Row {
 	s := Interleave(ctx, env.Log, deployRowName, rounds, []Variant{
 		{Name: "playbook", Run: func(ctx context.Context) (time.Duration, error) {
 			n++
-			d, p, err := deployPlaybook(ctx, root, filepath.Join(dir, fmt.Sprintf("ours-%d", n)), w)
+			d, p, err := deployPlaybook(ctx, root, ansibleEnv, filepath.Join(dir, fmt.Sprintf("ours-%d", n)), w)
 			if err == nil {
 				ours = append(ours, p)
 				fmt.Fprintf(env.Log, "  %s playbook phases: %s\n", deployRowName, p)
@@ -154,7 +150,7 @@ func phaseSplit(ours, stock []phaseTimes) string {
 
 // deployPlaybook runs the deploy playbook into a fresh working dir and
 // returns its wall time and phases.
-func deployPlaybook(ctx context.Context, root, workDir string, w *tht.Workload) (time.Duration, phaseTimes, error) {
+func deployPlaybook(ctx context.Context, root string, ansibleEnv []string, workDir string, w *tht.Workload) (time.Duration, phaseTimes, error) {
 	junit := workDir + "-junit"
 	if err := os.MkdirAll(junit, 0o700); err != nil {
 		return 0, nil, err
@@ -178,8 +174,7 @@ func deployPlaybook(ctx context.Context, root, workDir string, w *tht.Workload) 
 	cmd := exec.CommandContext(ctx, "ansible-playbook", "-i", "localhost,", "-e", string(vars),
 		filepath.Join(root, "playbooks", "deploy-overcloud.yml"))
 	cmd.Dir = filepath.Dir(workDir)
-	cmd.Env = append(os.Environ(), "ANSIBLE_COLLECTIONS_PATH="+filepath.Join(root, ".collections"),
-		"ANSIBLE_CONFIG="+filepath.Join(root, "ansible.cfg"), "ANSIBLE_NOCOLOR=1",
+	cmd.Env = append(append([]string(nil), ansibleEnv...),
 		"ANSIBLE_CALLBACKS_ENABLED=ansible.builtin.junit", "JUNIT_OUTPUT_DIR="+junit, "JUNIT_HIDE_TASK_ARGUMENTS=true")
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -267,15 +262,10 @@ func deployStock(ctx context.Context, dir string, rt *RealTHT, tc tripleocommon.
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, nil, err
 	}
-	admin, err := sql.Open("mysql", srv.DSN(""))
-	if err != nil {
+	if err := srv.CreateDB(ctx, dbName); err != nil {
 		return 0, nil, err
 	}
-	defer admin.Close()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+dbName+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"); err != nil {
-		return 0, nil, fmt.Errorf("creating database %s: %w", dbName, err)
-	}
-	defer admin.Exec("DROP DATABASE IF EXISTS `" + dbName + "`")
+	defer srv.DropDB(context.Background(), dbName)
 	db, err := heatdb.Parse(srv.URL(dbName))
 	if err != nil {
 		return 0, nil, err
@@ -386,16 +376,13 @@ func (h *bareHeat) kill() {
 	}
 }
 
-// String lists a run's phases (for the log).
+// String lists a run's phases in their order (for the log).
 func (p phaseTimes) String() string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
+	var parts []string
+	for _, ph := range deployPhases {
+		if d, ok := p[ph]; ok {
+			parts = append(parts, fmt.Sprintf("%s=%.1fs", ph, d.Seconds()))
+		}
 	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%.1fs ", k, p[k].Seconds())
-	}
-	return strings.TrimSpace(b.String())
+	return strings.Join(parts, " ")
 }

@@ -485,16 +485,15 @@ func RealTHTScaleRows(ctx context.Context, env *Env, counts []int, stockMax, sto
 	return rows
 }
 
-// sqliteBytes is the size of a native Heat's sqlite database (with its
-// write-ahead log, if any); 0 when it cannot be read.
+// sqliteBytes is the size of a native Heat's sqlite database (Heat keeps
+// sqlite's rollback journal: the file holds everything between
+// transactions); 0 when it cannot be read.
 func sqliteBytes(h *Heat) int64 {
-	var n int64
-	for _, suffix := range []string{"", "-wal"} {
-		if fi, err := os.Stat(filepath.Join(h.Opts.HeatDir, heatdir.SQLiteFile) + suffix); err == nil {
-			n += fi.Size()
-		}
+	fi, err := os.Stat(filepath.Join(h.Opts.HeatDir, heatdir.SQLiteFile))
+	if err != nil {
+		return 0
 	}
-	return n
+	return fi.Size()
 }
 
 // dbSize prints the database size of the sample, if read.

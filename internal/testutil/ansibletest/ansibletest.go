@@ -5,6 +5,8 @@
 package ansibletest
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,19 +18,29 @@ import (
 // Env is the environment of ansible-playbook for the checkout at root: the
 // installed collection, the checkout's ansible.cfg, no colours. It fails
 // the test, saying what to run, when the collection is not installed or
-// ansible-playbook is missing.
+// ansible-playbook is missing (Environ).
 func Env(t testing.TB, root string) []string {
 	t.Helper()
+	env, err := Environ(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// Environ is Env for a program (the benchmarks): the error says what to
+// run.
+func Environ(root string) ([]string, error) {
 	coll := filepath.Join(root, ".collections")
 	bin := filepath.Join(coll, "ansible_collections", "ephemeral", "heat", "plugins", "modules", "ephemeral_heat_launch")
 	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("the built collection is not installed in %s: run 'make install' (or 'make test') first", coll)
+		return nil, fmt.Errorf("the built collection is not installed in %s: run 'make install' (or 'make test') first", coll)
 	}
 	if _, err := exec.LookPath("ansible-playbook"); err != nil {
-		t.Fatal("ansible-playbook is not installed: apt-get install -y ansible-core (or make deps)")
+		return nil, errors.New("ansible-playbook is not installed: apt-get install -y ansible-core (or make deps)")
 	}
 	return append(os.Environ(), "ANSIBLE_COLLECTIONS_PATH="+coll, "ANSIBLE_CONFIG="+filepath.Join(root, "ansible.cfg"),
-		"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0")
+		"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0"), nil
 }
 
 var recapRe = regexp.MustCompile(`localhost\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)`)

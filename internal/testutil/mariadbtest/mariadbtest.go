@@ -478,10 +478,35 @@ func (s *Server) Open(t testing.TB, db string) *sql.DB {
 // CreateDatabase creates database name with utf8mb4 and returns its DSN.
 func (s *Server) CreateDatabase(t testing.TB, name string) string {
 	t.Helper()
-	db := s.Open(t, "")
-	q := "CREATE DATABASE `" + strings.ReplaceAll(name, "`", "``") + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"
-	if _, err := db.Exec(q); err != nil {
-		t.Fatalf("mariadbtest: create database %s: %v", name, err)
+	if err := s.CreateDB(context.Background(), name); err != nil {
+		t.Fatal(err)
 	}
 	return s.DSN(name)
 }
+
+// CreateDB creates database name with utf8mb4 (CreateDatabase for a
+// program).
+func (s *Server) CreateDB(ctx context.Context, name string) error {
+	return s.admin(ctx, "CREATE DATABASE "+quoteName(name)+" CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci", "create database "+name)
+}
+
+// DropDB drops database name if it exists.
+func (s *Server) DropDB(ctx context.Context, name string) error {
+	return s.admin(ctx, "DROP DATABASE IF EXISTS "+quoteName(name), "drop database "+name)
+}
+
+// admin runs one statement as the admin account.
+func (s *Server) admin(ctx context.Context, q, what string) error {
+	db, err := sql.Open("mysql", s.DSN(""))
+	if err != nil {
+		return fmt.Errorf("mariadbtest: %s: %w", what, err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("mariadbtest: %s: %w", what, err)
+	}
+	return nil
+}
+
+// quoteName quotes a database name for MariaDB.
+func quoteName(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
