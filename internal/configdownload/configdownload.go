@@ -77,8 +77,8 @@ func Run(ctx context.Context, c *heatapi.Client, o RunOptions) (Outcome, error) 
 	}
 	// Rendering allocates many short-lived YAML nodes around a few MB that
 	// stay: with the collector's default target it spends about a third of
-	// the render collecting. A render is short; the default comes back
-	// after it.
+	// the render collecting. The render and the write are short; the
+	// previous target comes back when Run returns.
 	defer debug.SetGCPercent(debug.SetGCPercent(renderGCPercent))
 	r, err := Render(&f.Data, Options{SSHUser: o.SSHUser, SSHNetwork: o.SSHNetwork, Release: o.Release,
 		ConfigType: o.ConfigType, PythonInterpreter: o.PythonInterpreter})
