@@ -208,7 +208,7 @@ func RealTHTRows(ctx context.Context, env *Env, rounds int) []Row {
 // nested_unchanged acts on ResourceGroup's batch_create, which THT's role
 // groups use above NodeCreateBatchSize (30) nodes; env_copy on copies of an
 // environment that grows with the node count.
-var tuningAtComputes = map[string]int{"nested_unchanged": 50, "env_copy": 50}
+var tuningAtComputes = map[string]int{"nested_unchanged": 50, "provider_unchanged": 50, "env_copy": 50}
 
 // RealTHTTuningRows measures, on the real-THT create, our heat.conf against
 // ours without each create-time setting ("heat_tuning_NAME_real_tht_left_out",

@@ -45,6 +45,10 @@ const (
 	// NestedUnchangedPlugin makes the legacy engine leave alone a nested
 	// stack whose stored inputs equal the ones an update would send.
 	NestedUnchangedPlugin = "ephemeral_heat_nested_unchanged"
+	// ProviderUnchangedPlugin makes the legacy engine's stack update leave
+	// alone a provider-template resource whose definition and nested
+	// stack's inputs are unchanged (no state change, no template store).
+	ProviderUnchangedPlugin = "ephemeral_heat_provider_unchanged"
 	// EnvCopyPlugin makes a stack load copy its stored environment with a
 	// pickle round trip instead of copy.deepcopy.
 	EnvCopyPlugin = "ephemeral_heat_env_copy"
@@ -62,6 +66,7 @@ var enginePlugins = [][2]string{
 	{FakeRPCWakeupPlugin, "FakeRPCWakeup"},
 	{LegacyUpdateOutputsPlugin, "LegacyUpdateOutputs"},
 	{NestedUnchangedPlugin, "NestedUnchanged"},
+	{ProviderUnchangedPlugin, "ProviderUnchanged"},
 	{EnvCopyPlugin, "EnvCopy"},
 	{ShowCachePlugin, "ShowCache"},
 }

@@ -161,7 +161,10 @@ func TestPythonEnv(t *testing.T) {
 // and env_copy copies a loaded template's environment (equal, independent,
 // sharing and tuples kept, deepcopy for what pickle cannot copy), and
 // show_cache answers a repeated show_stack until the next write (sqlite
-// only).
+// only), and provider_unchanged stays off with one warning when Heat's
+// update differs and else hands Heat's update every resource its check
+// cannot place or whose check raises (its effect on a real Heat:
+// internal/stack's batch-create test).
 func TestEnginePlugins(t *testing.T) {
 	py := heatPython(t)
 	dir := t.TempDir()
@@ -177,7 +180,8 @@ func TestEnginePlugins(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(py, script, dir, heatdir.SQLiteNoPingPlugin, heatdir.SQLiteFKIndexesPlugin,
-		heatdir.SQLCacheJSONPlugin, heatdir.TaskWakeupPlugin, heatdir.FakeRPCWakeupPlugin, heatdir.LegacyUpdateOutputsPlugin, heatdir.EnvCopyPlugin, heatdir.ShowCachePlugin)
+		heatdir.SQLCacheJSONPlugin, heatdir.TaskWakeupPlugin, heatdir.FakeRPCWakeupPlugin, heatdir.LegacyUpdateOutputsPlugin, heatdir.EnvCopyPlugin, heatdir.ShowCachePlugin,
+		heatdir.ProviderUnchangedPlugin)
 	cmd.Env = heatdir.PythonEnv(os.Environ(), filepath.Join(dir, heatdir.PythonDir))
 	b, err := cmd.Output()
 	if err != nil {
@@ -213,6 +217,11 @@ func TestEnginePlugins(t *testing.T) {
 		LegacyOutputsAfter any      `json:"legacy_nested_outputs_after"`
 		LegacyResets       []string `json:"legacy_resets"`
 		LegacyPassedOn     []bool   `json:"legacy_passed_on"`
+		ProviderGuardLeft  bool     `json:"provider_guard_left_unchanged"`
+		ProviderGuardWarns []string `json:"provider_guard_warnings"`
+		ProviderOn         bool     `json:"provider_on"`
+		ProviderToHeat     []string `json:"provider_to_heat"`
+		ProviderCheckWarns []string `json:"provider_check_warnings"`
 		EnvCopyGuardLeft   bool     `json:"env_copy_guard_left_unchanged"`
 		EnvCopyGuardWarns  []string `json:"env_copy_guard_warnings"`
 		EnvCopyOn          bool     `json:"env_copy_on"`
@@ -309,6 +318,17 @@ func TestEnginePlugins(t *testing.T) {
 		got.ShowCacheSelect != 3 || got.ShowCacheWrite != 4 || got.ShowCacheEnd != 8 {
 		t.Errorf("show_cache: Heat's show_stack called %d, %d, %d, %d, %d times (want 1, 3, 3, 4, 8); repeated answer %v (want [1 2])",
 			got.ShowCacheRepeat, got.ShowCacheOthers, got.ShowCacheSelect, got.ShowCacheWrite, got.ShowCacheEnd, got.ShowCacheIntact)
+	}
+	if !got.ProviderGuardLeft || len(got.ProviderGuardWarns) != 1 || !strings.Contains(got.ProviderGuardWarns[0], "Heat is left unchanged") {
+		t.Errorf("provider_unchanged guard: left unchanged %v, warnings %q (want exactly one)", got.ProviderGuardLeft, got.ProviderGuardWarns)
+	}
+	if !got.ProviderOn {
+		t.Fatalf("provider_unchanged did not apply to Heat's own internals")
+	}
+	if fmt.Sprint(got.ProviderToHeat) != "[absent raises raises]" || len(got.ProviderCheckWarns) != 1 ||
+		!strings.Contains(got.ProviderCheckWarns[0], "cannot load raises") {
+		t.Errorf("provider_unchanged: passed to Heat's update %v (want [absent raises raises]), warnings %q (want one, naming the error)",
+			got.ProviderToHeat, got.ProviderCheckWarns)
 	}
 	if got.OtherRunnerS < 0.3 {
 		t.Errorf("a TaskRunner that is not a stack's slept %.2f s of 0.3 s: its sleep must stay Heat's", got.OtherRunnerS)

@@ -57,9 +57,10 @@ outputs:
 `,
 }
 
-// testBatchCreate: with the engine plugin ephemeral_heat_nested_unchanged
-// (internal/heatdir, on in our defaults) a ResourceGroup's batch_create
-// leaves the members of earlier batches alone (Heat's legacy engine updated
+// testBatchCreate: with the engine plugins ephemeral_heat_nested_unchanged
+// and ephemeral_heat_provider_unchanged (internal/heatdir, on in our
+// defaults) a ResourceGroup's batch_create leaves the members of earlier
+// batches alone, their resources and nested stacks (Heat's legacy engine updated
 // each of them, nested stacks and all, at every later batch), while an
 // update that changes a member's inputs (a nested template's content) still
 // reaches every member; an update that leaves the members' inputs unchanged
@@ -86,6 +87,8 @@ func testBatchCreate(t *testing.T, c *heatapi.Client) {
 	type member struct {
 		stack, inner           heatapi.StackRef
 		state, updated, cfgSta string
+		// the member's resource in the group's nested stack
+		resSta, resUpdated string
 	}
 	members := func() map[string]member {
 		t.Helper()
@@ -120,7 +123,8 @@ func testBatchCreate(t *testing.T, c *heatapi.Client) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out[r.Name] = member{stack: mref, inner: iref, state: st.Status, updated: st.UpdatedTime, cfgSta: cfg.Status}
+			out[r.Name] = member{stack: mref, inner: iref, state: st.Status, updated: st.UpdatedTime, cfgSta: cfg.Status,
+				resSta: r.Status, resUpdated: r.UpdatedTime}
 		}
 		if len(out) != 5 {
 			t.Fatalf("group has %d members, want 5", len(out))
@@ -134,6 +138,12 @@ func testBatchCreate(t *testing.T, c *heatapi.Client) {
 			t.Errorf("after the create, member %s's nested stack is %s: an earlier batch's member was updated again with unchanged inputs",
 				name, m.state)
 		}
+		// With provider_unchanged the member's resource is left alone
+		// too (Heat's own update took it to UPDATE_COMPLETE).
+		if m.resSta != "CREATE_COMPLETE" {
+			t.Errorf("after the create, member %s's resource is %s: an earlier batch's member resource went through an update with unchanged inputs",
+				name, m.resSta)
+		}
 	}
 
 	// A changed nested template reaches every member.
@@ -146,8 +156,9 @@ func testBatchCreate(t *testing.T, c *heatapi.Client) {
 		t.Fatalf("update of inner.yaml did not reach every member: names = %s", got)
 	}
 	for name, m := range members() {
-		if m.state != "UPDATE_COMPLETE" {
-			t.Errorf("after the update of inner.yaml, member %s's nested stack is %s, want UPDATE_COMPLETE", name, m.state)
+		if m.state != "UPDATE_COMPLETE" || m.resSta != "UPDATE_COMPLETE" {
+			t.Errorf("after the update of inner.yaml, member %s's nested stack is %s and its resource %s, want UPDATE_COMPLETE",
+				name, m.state, m.resSta)
 		}
 	}
 
@@ -164,6 +175,10 @@ func testBatchCreate(t *testing.T, c *heatapi.Client) {
 		if m.updated != before[name].updated {
 			t.Errorf("an update with unchanged member inputs updated member %s's nested stack (updated %s, before %s)",
 				name, m.updated, before[name].updated)
+		}
+		if m.resUpdated != before[name].resUpdated || m.resSta != before[name].resSta {
+			t.Errorf("an update with unchanged member inputs updated member %s's resource (%s updated %s, before %s %s)",
+				name, m.resSta, m.resUpdated, before[name].resSta, before[name].resUpdated)
 		}
 	}
 

@@ -109,6 +109,22 @@ var settings = []Setting{
 		Effect: EffectCreate,
 	},
 	{
+		Name:  "provider_unchanged",
+		Title: "[database] connection_parameters = plugin=" + heatdir.ProviderUnchangedPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.ProviderUnchangedPlugin}},
+		What: "With nested_unchanged the nested stack is spared, but the legacy update still takes its provider-template resource " +
+			"(each member of THT's role groups, each OS::TripleO::* resource) through UPDATE_IN_PROGRESS and UPDATE_COMPLETE, and " +
+			"then stores the whole stack's template and its backup's again, each with the environment and its per-node maps: at " +
+			"every batch_create batch, for every earlier member, at a cost that grows with the node count. Our engine plugin " +
+			"decides with Heat's own checks that such a resource needs no update: COMPLETE, not external, no hook or restricted " +
+			"action, Heat's base _needs_update finds its resolved definition and properties unchanged, and its nested stack has " +
+			"exactly the inputs the update would send (nested_unchanged's check, from the database). Then it does what Heat does " +
+			"after an update that changed nothing, without the state changes, the events and the template stores that would " +
+			"write the same rows again. Legacy engine only; any other case is Heat's own code. Cost: such a resource keeps its " +
+			"state and updated time, and no UPDATE events are written for it.",
+		Effect: EffectCreate,
+	},
+	{
 		Name:  "env_copy",
 		Title: "[database] connection_parameters = plugin=" + heatdir.EnvCopyPlugin,
 		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.EnvCopyPlugin}},

@@ -286,6 +286,11 @@ class TaskWakeup(CreateEnginePlugin):
 # _update_resource_data takes its snapshot, so the snapshot is read from the
 # updated nested stack, as a fresh load of the stack would read it.
 
+# The attribute of legacy_update_outputs' wrapper holding Heat's own
+# _update_resource_data (provider_unchanged calls that one).
+_HEAT_RESOURCE_DATA = "_ephemeral_heat_orig"
+
+
 def _legacy_update_outputs():
     if "heat.engine.scheduler" not in sys.modules:
         return ""  # not a Heat engine process (heat-manage): nothing to do
@@ -306,6 +311,7 @@ def _legacy_update_outputs():
             resource.attributes.reset_resolved_values()
         return orig(self, resource)
 
+    setattr(_update_resource_data, _HEAT_RESOURCE_DATA, orig)
     StackUpdate._update_resource_data = _update_resource_data
     return None
 
@@ -343,24 +349,92 @@ class LegacyUpdateOutputs(CreateEnginePlugin):
 # updates that leave the files alone skip anything); and no resource of the
 # whole stack tree (root_stack_id) is FAILED (a failed or marked-unhealthy
 # resource anywhere below must be reached by the update, as Heat would).
-# The resource itself still goes UPDATE_IN_PROGRESS to UPDATE_COMPLETE; its
-# nested stack keeps its state and updated time. Convergence stacks, a
+# The resource itself still goes UPDATE_IN_PROGRESS to UPDATE_COMPLETE (a
+# provider-template resource is left alone by provider_unchanged, below);
+# its nested stack keeps its state and updated time. Convergence stacks, a
 # "converge" update and a rollback are Heat's own code, unchanged.
 
 _UNCHANGED = "ephemeral_heat_unchanged"
 _HELD_DEFN = "_ephemeral_heat_child_defn"
 
 
-def _nested_unchanged():
-    if "heat.engine.scheduler" not in sys.modules:
-        return ""  # not a Heat engine process (heat-manage): nothing to do
+def _nested_inputs_guards():
+    """Heat's internals that _nested_has_inputs reads, checked."""
+    from heat.db.sqlalchemy import api as db_api
+    from heat.db.sqlalchemy import models
+    from heat.engine import template_files
+    from heat.engine.resources import stack_resource
+    from heat.objects import stack_lock
+
+    _require(stack_resource.StackResource, "child_definition",
+             ("self", "child_template", "user_params", "nested_identifier"))
+    _require(db_api, "stack_get", ("context", "stack_id", "show_deleted",
+                                   "eager_load"))
+    _require(db_api, "raw_template_get", ("context", "template_id"))
+    _require(template_files, "TemplateFiles")
+    _require(stack_lock.StackLock, "get_engine_id", ("context", "stack_id"))
+    for col in ("root_stack_id", "status"):
+        getattr(models.Resource, col)
+
+
+def _nested_has_inputs(res, child_template, user_params, timeout_mins,
+                       child_definition):
+    """The child definition of res (a StackResource) for these inputs, and
+    whether its nested stack, as Heat stored it, already has exactly them.
+
+    Decided from the database, not from memory of this process: the nested
+    stack is CREATE or UPDATE COMPLETE, unlocked, with the same timeout; its
+    stored raw template has the template and environment an update would
+    store, and its files the same content; and no resource of the whole
+    stack tree (root_stack_id) is FAILED. (None, False) when an update must
+    go to Heat (convergence, a converge update, a rollback, no nested stack).
+    """
     from heat.common import exception
     from heat.db.sqlalchemy import api as db_api
     from heat.db.sqlalchemy import models
     from heat.engine import resource
     from heat.engine import template_files
-    from heat.engine.resources import stack_resource
     from heat.objects import stack_lock
+
+    st = res.stack
+    if (st.convergence or res.converge or res.resource_id is None or
+            st.action == st.ROLLBACK):
+        return None, False
+    ctx = res.context
+    try:
+        row = db_api.stack_get(ctx, res.resource_id, show_deleted=False,
+                               eager_load=False)
+    except exception.NotFound:
+        return None, False
+    if timeout_mins is None:
+        timeout_mins = st.timeout_mins
+    if (row is None or row.convergence or row.status != st.COMPLETE or
+            row.action not in (st.CREATE, st.UPDATE) or
+            row.timeout != timeout_mins or
+            stack_lock.StackLock.get_engine_id(ctx, row.id) is not None):
+        return None, False
+    root = res.root_stack_id or st.root_stack_id()
+    failed = ctx.session.query(models.Resource.id).filter_by(
+        root_stack_id=root, status=resource.Resource.FAILED).first()
+    if failed is not None:
+        return None, False
+    defn = child_definition(res, child_template, user_params, None)
+    t = defn.t
+    files_id = t.files.files_id
+    rt = db_api.raw_template_get(ctx, row.raw_template_id)
+    same = (rt.files is None and rt.template == t.t and
+            rt.environment == t.env.env_as_dict() and
+            ((files_id is not None and rt.files_id == files_id) or
+             # stored again by a later update: the same content?
+             dict(template_files.TemplateFiles(rt.files_id)) ==
+             dict(t.files)))
+    return defn, same
+
+
+def _nested_unchanged():
+    if "heat.engine.scheduler" not in sys.modules:
+        return ""  # not a Heat engine process (heat-manage): nothing to do
+    from heat.engine.resources import stack_resource
 
     StackResource = stack_resource.StackResource
     orig_update = _require(StackResource, "update_with_template",
@@ -371,13 +445,7 @@ def _nested_unchanged():
                           "nested_identifier"))
     orig_check = _require(StackResource, "check_update_complete",
                           ("self", "cookie"))
-    _require(db_api, "stack_get", ("context", "stack_id", "show_deleted",
-                                   "eager_load"))
-    _require(db_api, "raw_template_get", ("context", "template_id"))
-    _require(template_files, "TemplateFiles")
-    _require(stack_lock.StackLock, "get_engine_id", ("context", "stack_id"))
-    for col in ("root_stack_id", "status"):
-        getattr(models.Resource, col)
+    _nested_inputs_guards()
     if "self.child_definition(" not in inspect.getsource(
             StackResource._stack_kwargs):
         raise TypeError("StackResource._stack_kwargs does not call "
@@ -387,40 +455,10 @@ def _nested_unchanged():
 
     def unchanged(self, child_template, user_params, timeout_mins):
         """The child definition, and whether the nested stack has it."""
-        st = self.stack
-        if (st.convergence or self.converge or self.resource_id is None or
-                st.action == st.ROLLBACK or
-                type(self).check_update_complete is not check_update_complete):
+        if type(self).check_update_complete is not check_update_complete:
             return None, False
-        ctx = self.context
-        try:
-            row = db_api.stack_get(ctx, self.resource_id, show_deleted=False,
-                                   eager_load=False)
-        except exception.NotFound:
-            return None, False
-        if timeout_mins is None:
-            timeout_mins = st.timeout_mins
-        if (row is None or row.convergence or row.status != st.COMPLETE or
-                row.action not in (st.CREATE, st.UPDATE) or
-                row.timeout != timeout_mins or
-                stack_lock.StackLock.get_engine_id(ctx, row.id) is not None):
-            return None, False
-        root = self.root_stack_id or st.root_stack_id()
-        failed = ctx.session.query(models.Resource.id).filter_by(
-            root_stack_id=root, status=resource.Resource.FAILED).first()
-        if failed is not None:
-            return None, False
-        defn = orig_defn(self, child_template, user_params, None)
-        t = defn.t
-        files_id = t.files.files_id
-        rt = db_api.raw_template_get(ctx, row.raw_template_id)
-        same = (rt.files is None and rt.template == t.t and
-                rt.environment == t.env.env_as_dict() and
-                ((files_id is not None and rt.files_id == files_id) or
-                 # stored again by a later update: the same content?
-                 dict(template_files.TemplateFiles(rt.files_id)) ==
-                 dict(t.files)))
-        return defn, same
+        return _nested_has_inputs(self, child_template, user_params,
+                                  timeout_mins, orig_defn)
 
     def update_with_template(self, child_template, user_params=None,
                              timeout_mins=None):
@@ -472,6 +510,170 @@ class NestedUnchanged(CreateEnginePlugin):
     def __init__(self, url, kwargs):
         super().__init__(url, kwargs)
         _apply_once("nested_unchanged", _nested_unchanged)
+
+
+# --- provider_unchanged ---------------------------------------------------
+#
+# nested_unchanged spares an unchanged nested stack, but the legacy update
+# still takes the provider-template resource that owns it (a
+# TemplateResource: each member of tripleo-heat-templates' role groups,
+# each OS::TripleO::* resource) through an update: StackResource's
+# _needs_update always says yes, so the resource goes UPDATE_IN_PROGRESS
+# and UPDATE_COMPLETE (two stores, two events), and StackUpdate then stores
+# the whole stack's template twice (the stack's and its backup's, each with
+# the environment and its per-node maps: a read, a decode and a copy that
+# grow with the node count). A group's batch_create does that for every
+# earlier member at every batch: about N²/60 resource updates, each costing
+# more as N grows, the term left after nested_unchanged.
+#
+# This lever decides before Heat's update starts, with Heat's own checks,
+# that such a resource needs no update: it is CREATE or UPDATE COMPLETE
+# with a nested stack, not external, has no hook or restricted action in
+# the environment; Heat's base Resource._needs_update finds its resolved
+# definition and properties unchanged (and raises nothing: a replacement
+# or a failed resource goes to Heat); and its nested stack already has
+# exactly the inputs the update would give it (nested_unchanged's check,
+# from the database: stored template, environment and files, state, lock,
+# timeout, no FAILED resource in the whole tree). Then it does what Heat
+# does after an update that changed nothing: the resource keeps its state
+# (no state change, no event), its data goes into the stack definitions
+# (Heat's _update_resource_data: its stored attribute values are still the
+# nested stack's outputs), and the stack's and the backup's templates get
+# its snippet; each template is stored at the first such resource of an
+# update and again only when the snippet differs from the one it had (what
+# Heat would store is then the same rows again). Any other resource, a
+# convergence stack, a converge update, a rollback, or a check that
+# raises: Heat's own code, unchanged.
+
+_STORED_TEMPLATES = "_ephemeral_heat_stored_templates"
+
+
+def _provider_unchanged():
+    if "heat.engine.scheduler" not in sys.modules:
+        return ""  # not a Heat engine process (heat-manage): nothing to do
+    from oslo_config import cfg
+    from heat.engine import environment
+    from heat.engine import resource
+    from heat.engine import update
+    from heat.engine.resources import stack_resource
+    from heat.engine.resources import template_resource
+
+    StackUpdate = update.StackUpdate
+    StackResource = stack_resource.StackResource
+    TemplateResource = template_resource.TemplateResource
+    Resource = resource.Resource
+    orig_process = _require(StackUpdate, "_process_new_resource_update",
+                            ("self", "new_res"))
+    _require(StackUpdate, "_update_resource_data", ("self", "resource"))
+    needs_update = _require(Resource, "_needs_update",
+                            ("self", "after", "before", "after_props",
+                             "before_props", "prev_resource"))
+    _require(Resource, "_prepare_update_props", ("self", "after", "before"))
+    stack_needs_update = _require(StackResource, "_needs_update")
+    template_handle_update = _require(TemplateResource, "handle_update",
+                                      ("self", "json_snippet", "tmpl_diff",
+                                       "prop_diff"))
+    _require(TemplateResource, "child_template", ("self",))
+    _require(TemplateResource, "child_params", ("self",))
+    _require(environment.ResourceRegistry, "matches_hook",
+             ("self", "resource_name", "hook"))
+    _require(environment.ResourceRegistry, "get_rsrc_restricted_actions",
+             ("self", "resource_name"))
+    _nested_inputs_guards()
+    if not inspect.isgeneratorfunction(orig_process):
+        raise TypeError("StackUpdate._process_new_resource_update is not a "
+                        "generator")
+    src = inspect.getsource(orig_process)
+    for part in ("self._update_in_place(", "self.previous_stack.t.store(",
+                 "self.existing_stack.t.store(",
+                 "self._update_resource_data(existing_res)"):
+        if part not in src:
+            raise TypeError("StackUpdate._process_new_resource_update does "
+                            "not call %s" % part)
+    if "self.existing_snippets" not in inspect.getsource(StackUpdate.__init__):
+        raise TypeError("StackUpdate has no existing_snippets")
+    if "self.update_with_template(" not in inspect.getsource(
+            template_handle_update):
+        raise TypeError("TemplateResource.handle_update does not call "
+                        "update_with_template")
+
+    failures = [0]  # checks that raised (the first is logged)
+
+    def unchanged(upd, new_res):
+        """The existing resource when it needs no update, else None."""
+        name = new_res.name
+        es = upd.existing_stack
+        if (upd.rollback or upd.new_stack.converge or es.convergence or
+                cfg.CONF.observe_on_update or name not in es or
+                name not in upd.existing_snippets):
+            return None
+        res = es[name]
+        cls = type(res)
+        if (cls is not type(new_res) or
+                not isinstance(res, TemplateResource) or
+                cls.handle_update is not template_handle_update or
+                cls._needs_update is not stack_needs_update or
+                res.resource_id is None or res.external_id is not None or
+                res.status != res.COMPLETE or
+                res.action not in (res.CREATE, res.UPDATE)):
+            return None
+        registry = es.env.registry
+        if (registry.get_rsrc_restricted_actions(name) or
+                registry.matches_hook(name, environment.HOOK_PRE_UPDATE) or
+                registry.matches_hook(name, environment.HOOK_POST_UPDATE)):
+            return None
+        before = upd.existing_snippets[name]
+        after = new_res.t.reparse(es.defn, upd.new_stack.t)
+        if after.external_id() is not None:
+            return None
+        after_props, before_props = res._prepare_update_props(after, before)
+        if needs_update(res, after, before, after_props, before_props,
+                        upd.previous_stack.get(name)):
+            return None
+        # What TemplateResource.handle_update would give the nested stack.
+        _, same = _nested_has_inputs(res, res.child_template(),
+                                     res.child_params(), None,
+                                     StackResource.child_definition)
+        return res if same else None
+
+    def _process_new_resource_update(self, new_res):
+        try:
+            res = unchanged(self, new_res)
+        except Exception as e:  # leave the update to Heat, as before
+            if not failures[0]:
+                LOG.warning("ephemeral.heat: provider_unchanged could not "
+                            "compare %s, Heat updates it as before: %s: %s",
+                            new_res.name, type(e).__name__, e)
+            failures[0] += 1
+            res = None
+        if res is None:
+            yield from orig_process(self, new_res)
+            return
+        LOG.debug("ephemeral.heat: %s of stack %s needs no update, "
+                  "left alone", new_res.name, self.existing_stack.name)
+        stored = self.__dict__.setdefault(_STORED_TEMPLATES, set())
+        for st in (self.previous_stack, self.existing_stack):
+            tmpl = st.t
+            had = (tmpl.t.get(tmpl.RESOURCES) or {}).get(new_res.name)
+            tmpl.add_resource(new_res.t)
+            now = (tmpl.t.get(tmpl.RESOURCES) or {}).get(new_res.name)
+            if now != had or id(tmpl) not in stored:
+                tmpl.store(st.context)
+                stored.add(id(tmpl))
+        # Heat's own, not legacy_update_outputs' (its stored outputs hold).
+        data = StackUpdate._update_resource_data
+        getattr(data, _HEAT_RESOURCE_DATA, data)(self, res)
+
+    StackUpdate._process_new_resource_update = _process_new_resource_update
+    return None
+
+
+class ProviderUnchanged(CreateEnginePlugin):
+    """ephemeral_heat_provider_unchanged: see _provider_unchanged."""
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        _apply_once("provider_unchanged", _provider_unchanged)
 
 
 # --- env_copy -------------------------------------------------------------

@@ -23,7 +23,8 @@ from sqlalchemy import event, text
 import ephemeral_heat_engine as ehe
 
 work, ping_plugin, index_plugin, cache_plugin, wakeup_plugin, rpc_plugin, \
-    legacy_plugin, env_copy_plugin, show_cache_plugin = sys.argv[1:10]
+    legacy_plugin, env_copy_plugin, show_cache_plugin, provider_plugin = \
+    sys.argv[1:11]
 out = {}
 
 warnings = []
@@ -367,5 +368,67 @@ svc.show_stack(Ctx(), p)
 svc.show_stack(Ctx(), p)
 out["show_cache_calls_end"] = len(shown)
 cache_engine.dispose()
+
+# provider_unchanged: when StackUpdate's per-resource update is not the
+# generator it was written against, it stays off with one warning; with
+# Heat's own internals it goes on. A resource its check cannot place (not
+# in the existing stack) and one whose check raises (logged once) go to
+# Heat's own update, unchanged.
+real_process = heat_update.StackUpdate._process_new_resource_update
+heat_update.StackUpdate._process_new_resource_update = \
+    lambda self, new_res: None
+ehe._apply_once("provider_unchanged", ehe._provider_unchanged)
+out["provider_guard_left_unchanged"] = \
+    heat_update.StackUpdate._process_new_resource_update is not real_process
+out["provider_guard_warnings"] = [w for w in warnings
+                                  if "provider_unchanged" in w]
+heat_update.StackUpdate._process_new_resource_update = real_process
+ehe._applied.pop("provider_unchanged")
+session_statements("plugin=%s" % provider_plugin)
+process = heat_update.StackUpdate._process_new_resource_update
+out["provider_on"] = process is not real_process
+to_heat = []
+
+
+def recorded(self, new_res):
+    to_heat.append(new_res.name)
+    yield
+
+
+for cell in process.__closure__ or ():
+    if cell.cell_contents is real_process:
+        cell.cell_contents = recorded
+
+
+class Upd(object):
+    rollback = False
+
+    def __init__(self, existing):
+        self.existing_stack = existing
+        self.new_stack = type("S", (), {"converge": False})()
+        self.existing_snippets = {"raises": None}
+
+
+class NewRes(object):
+    def __init__(self, name):
+        self.name = name
+
+
+class Existing(dict):
+    convergence = False
+
+
+class Raises(Existing):
+    def __getitem__(self, name):
+        raise RuntimeError("cannot load " + name)
+
+
+before = len(warnings)
+list(process(Upd(Existing()), NewRes("absent")))
+list(process(Upd(Raises(raises=1)), NewRes("raises")))
+list(process(Upd(Raises(raises=1)), NewRes("raises")))
+out["provider_to_heat"] = to_heat
+out["provider_check_warnings"] = [w for w in warnings[before:]
+                                  if "provider_unchanged" in w]
 
 print(json.dumps(out))
