@@ -102,8 +102,8 @@ func LaunchRows(ctx context.Context, env *Env, rounds int) []Row {
 		rows = append(rows, NewRow("heat_tuning_"+st.Name, "stop time (state=absent on an idle Heat) with only "+st.Title+" on top of stock",
 			"stock + "+st.Title, "TripleO stock heat.conf", s["setting"], s["stock"],
 			fmt.Sprintf("bimodal: heat-all either exits at once on SIGTERM or hangs in its graceful shutdown until graceful_shutdown_timeout "+
-				"(3 s with the setting; stock 60 s, cut by the launcher's SIGKILL after its 15 s grace), so compare the means too: "+
-				"%.2f s with the setting, %.2f s stock", mean(s["setting"]), mean(s["stock"]))))
+				"(%s s with the setting; stock 60 s, cut by the launcher's SIGKILL after its 15 s grace), so compare the means too: "+
+				"%.2f s with the setting, %.2f s stock", st.Conf["DEFAULT"]["graceful_shutdown_timeout"], mean(s["setting"]), mean(s["stock"]))))
 	}
 	return rows
 }

@@ -626,10 +626,14 @@ def _provider_unchanged():
         after = new_res.t.reparse(es.defn, upd.new_stack.t)
         if after.external_id() is not None:
             return None
-        after_props, before_props = res._prepare_update_props(after, before)
-        if needs_update(res, after, before, after_props, before_props,
-                        upd.previous_stack.get(name)):
-            return None
+        try:
+            after_props, before_props = res._prepare_update_props(after,
+                                                                  before)
+            if needs_update(res, after, before, after_props, before_props,
+                            upd.previous_stack.get(name)):
+                return None
+        except resource.UpdateReplace:
+            return None  # Heat replaces it: its own code
         # What TemplateResource.handle_update would give the nested stack.
         _, same = _nested_has_inputs(res, res.child_template(),
                                      res.child_params(), None,
