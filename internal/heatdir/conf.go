@@ -88,6 +88,11 @@ func (c Config) Sections() []Section {
 	secs := []Section{
 		{"DEFAULT", []KV{
 			{"transport_url", transport},
+			// tripleoclient's stock values: a nested stack's RPC calls
+			// (its outputs, through every member of a role group of
+			// hundreds of nodes) outlast oslo.messaging's 60 s default.
+			{"rpc_poll_timeout", "60"},
+			{"rpc_response_timeout", "600"},
 			{"deferred_auth_method", "password"},
 			{"num_engine_workers", strconv.Itoa(workers)},
 			{"convergence_engine", "true"},
