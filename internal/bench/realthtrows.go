@@ -469,6 +469,14 @@ func RealTHTScaleRows(ctx context.Context, env *Env, counts []int, stockMax, sto
 			if n > stockMax {
 				s += fmt.Sprintf("; stock not measured above %d Compute nodes in this run", stockMax)
 			}
+			for _, e := range []struct {
+				side string
+				err  error
+			}{{"ours", oerr}, {"stock", serr}} {
+				if e.err != nil {
+					s = fmt.Sprintf("%s FAILED: %v; %s", e.side, e.err, s)
+				}
+			}
 			return s
 		}
 		rows = append(rows,
