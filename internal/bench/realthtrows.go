@@ -445,6 +445,7 @@ func RealTHTScaleRows(ctx context.Context, env *Env, counts []int, stockMax, sto
 			stock, serr = scaleRun(ctx, base, rt, true, n <= stockRerunMax)
 		}
 		os.RemoveAll(base)
+		failed := "" // each failed side's error, leading the rows' notes
 		for _, e := range []struct {
 			side string
 			err  error
@@ -457,6 +458,7 @@ func RealTHTScaleRows(ctx context.Context, env *Env, counts []int, stockMax, sto
 			}
 			if e.err != nil {
 				fmt.Fprintf(env.Log, "  real_tht_scale c%d %s FAILED: %v\n", n, e.side, e.err)
+				failed += fmt.Sprintf("%s FAILED: %v; ", e.side, e.err)
 			}
 		}
 		note := func(op string) string {
@@ -469,15 +471,7 @@ func RealTHTScaleRows(ctx context.Context, env *Env, counts []int, stockMax, sto
 			if n > stockMax {
 				s += fmt.Sprintf("; stock not measured above %d Compute nodes in this run", stockMax)
 			}
-			for _, e := range []struct {
-				side string
-				err  error
-			}{{"ours", oerr}, {"stock", serr}} {
-				if e.err != nil {
-					s = fmt.Sprintf("%s FAILED: %v; %s", e.side, e.err, s)
-				}
-			}
-			return s
+			return failed + s
 		}
 		rows = append(rows,
 			NewRow(cname, title+": create", "our heat.conf, heat_stack", "TripleO stock heat.conf, heatclient",
