@@ -206,9 +206,12 @@ func RealTHTRows(ctx context.Context, env *Env, rounds int) []Row {
 // tuningAtComputes names the create settings that act only on a larger
 // overcloud, with the Compute count of their real-THT left-out row:
 // nested_unchanged acts on ResourceGroup's batch_create, which THT's role
-// groups use above NodeCreateBatchSize (30) nodes; env_copy on copies of an
-// environment that grows with the node count.
-var tuningAtComputes = map[string]int{"nested_unchanged": 50, "provider_unchanged": 50, "env_copy": 50}
+// groups use above NodeCreateBatchSize (30) nodes (provider_unchanged too);
+// env_copy on copies of an environment that grows with the node count;
+// static_dep_attrs and template_store on a group's members, whose cost grows
+// with the group.
+var tuningAtComputes = map[string]int{"nested_unchanged": 50, "provider_unchanged": 50, "env_copy": 50,
+	"static_dep_attrs": 50, "template_store": 50}
 
 // RealTHTTuningRows measures, on the real-THT create, our heat.conf against
 // ours without each create-time setting ("heat_tuning_NAME_real_tht_left_out",

@@ -49,6 +49,14 @@ const (
 	// alone a provider-template resource whose definition and nested
 	// stack's inputs are unchanged (no state change, no template store).
 	ProviderUnchangedPlugin = "ephemeral_heat_provider_unchanged"
+	// StaticDepAttrsPlugin makes the legacy engine keep, as each resource
+	// completes, the memo of referenced attributes of a definition whose
+	// get_attr arguments are plain values (a ResourceGroup's outputs).
+	StaticDepAttrsPlugin = "ephemeral_heat_static_dep_attrs"
+	// TemplateStorePlugin makes a store of a template already in a sqlite
+	// database compare with what this process last stored there instead of
+	// reading the row back.
+	TemplateStorePlugin = "ephemeral_heat_template_store"
 	// EnvCopyPlugin makes a stack load copy its stored environment with a
 	// pickle round trip instead of copy.deepcopy.
 	EnvCopyPlugin = "ephemeral_heat_env_copy"
@@ -67,6 +75,8 @@ var enginePlugins = [][2]string{
 	{LegacyUpdateOutputsPlugin, "LegacyUpdateOutputs"},
 	{NestedUnchangedPlugin, "NestedUnchanged"},
 	{ProviderUnchangedPlugin, "ProviderUnchanged"},
+	{StaticDepAttrsPlugin, "StaticDepAttrs"},
+	{TemplateStorePlugin, "TemplateStore"},
 	{EnvCopyPlugin, "EnvCopy"},
 	{ShowCachePlugin, "ShowCache"},
 }

@@ -335,6 +335,198 @@ func TestEnginePlugins(t *testing.T) {
 	}
 }
 
+// static_dep_attrs, on Heat's own parser and stack definitions: when a
+// resource's data is stored, a definition whose get_attr arguments are plain
+// values (a ResourceGroup's outputs, under list_join or repeat too) keeps
+// its memo of referenced attributes, equal to what Heat computes again;
+// one whose attribute, path or resource name is computed loses it, as in
+// Heat. With an update_resource_data that no longer drops memos it stays
+// off with one warning and leaves Heat's function in place.
+func TestStaticDepAttrs(t *testing.T) {
+	py := heatPython(t)
+	dir := t.TempDir()
+	hd, err := heatdir.At(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hd.WritePythonFiles(); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs("testdata/static_dep_attrs.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		On            bool     `json:"on"`
+		Warnings      []string `json:"warnings"`
+		LeftUnchanged bool     `json:"left_unchanged"`
+		KeptAfterA    []string `json:"kept_after_a"`
+		KeptEqualHeat bool     `json:"kept_equal_heat"`
+		KeptAfterB    []string `json:"kept_after_b"`
+		DataStored    []string `json:"data_stored"`
+	}
+	run := func(mode string) result {
+		cmd := exec.Command(py, script, heatdir.StaticDepAttrsPlugin, mode)
+		cmd.Env = heatdir.PythonEnv(os.Environ(), filepath.Join(dir, heatdir.PythonDir))
+		b, err := cmd.Output()
+		if err != nil {
+			if ee, ok := err.(*exec.ExitError); ok {
+				t.Fatalf("%s %s: %v\n%s", script, mode, err, ee.Stderr)
+			}
+			t.Fatal(err)
+		}
+		var r result
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s %s: %v in %q", script, mode, err, b)
+		}
+		return r
+	}
+	on := run("on")
+	if !on.On || len(on.Warnings) != 0 {
+		t.Fatalf("static_dep_attrs with Heat's own internals: on=%v, warnings %q", on.On, on.Warnings)
+	}
+	// a and b name no resource: Heat never drops their memo.
+	if want := []string{"a", "b", "joined", "output group", "plain", "repeated"}; fmt.Sprint(on.KeptAfterA) != fmt.Sprint(want) {
+		t.Errorf("after a's data: memos kept %v, want %v", on.KeptAfterA, want)
+	}
+	if want := []string{"a", "b", "computed_name", "joined", "output group", "plain", "repeated"}; fmt.Sprint(on.KeptAfterB) != fmt.Sprint(want) {
+		t.Errorf("after b's data: memos kept %v, want %v", on.KeptAfterB, want)
+	}
+	if !on.KeptEqualHeat {
+		t.Errorf("a kept memo differs from what Heat computes again")
+	}
+	if fmt.Sprint(on.DataStored) != "[a b]" {
+		t.Errorf("resource data stored for %v, want [a b] (Heat's own update_resource_data must still run)", on.DataStored)
+	}
+	guard := run("guard")
+	if guard.On || len(guard.Warnings) != 1 || !strings.Contains(guard.Warnings[0], "static_dep_attrs is off") || !guard.LeftUnchanged {
+		t.Errorf("static_dep_attrs with another update_resource_data: on=%v, warnings %q, Heat's function left in place %v (want off, one warning, true)",
+			guard.On, guard.Warnings, guard.LeftUnchanged)
+	}
+}
+
+// template_store, with Heat's own database API on a sqlite file: the first
+// update of a template row is Heat's (it reads the row); after it, a store
+// writes only what changed, without reading the row, and nothing when
+// nothing changed; the row then holds exactly the stored values. A row
+// written by another path, a store inside an open transaction and a deleted
+// row go back to Heat's own code; a row object held by the session is seen
+// fresh afterwards. MySQL (several writers) leaves it off, and so does a
+// Template.store of another shape (one warning, Heat's function kept).
+func TestTemplateStore(t *testing.T) {
+	py := heatPython(t)
+	dir := t.TempDir()
+	hd, err := heatdir.At(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hd.WritePythonFiles(); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs("testdata/template_store.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Resources []string `json:"resources"`
+		P         string   `json:"p"`
+		Files     *string  `json:"files"`
+		UpdatedAt string   `json:"updated_at"`
+	}
+	type step struct {
+		Statements []string `json:"statements"`
+		Row        row      `json:"row"`
+	}
+	type result struct {
+		AppliesMySQL     bool     `json:"applies_mysql"`
+		On               bool     `json:"on"`
+		Replaced         bool     `json:"replaced"`
+		Warnings         []string `json:"warnings"`
+		LeftUnchanged    bool     `json:"left_unchanged"`
+		Create           step     `json:"create"`
+		FirstUpdate      step     `json:"first_update"`
+		KnownUpdate      step     `json:"known_update"`
+		Unchanged        step     `json:"unchanged"`
+		EnvChanged       step     `json:"env_changed"`
+		AfterOther       step     `json:"after_other_writer"`
+		WithRowHeld      step     `json:"with_row_held"`
+		HeldRowAfter     []string `json:"held_row_after"`
+		InTransaction    step     `json:"in_transaction"`
+		StoreAfterDelete string   `json:"store_after_delete"`
+	}
+	run := func(mode string) result {
+		work := t.TempDir()
+		cmd := exec.Command(py, script, work, heatdir.TemplateStorePlugin, mode)
+		cmd.Env = heatdir.PythonEnv(os.Environ(), filepath.Join(dir, heatdir.PythonDir))
+		b, err := cmd.Output()
+		if err != nil {
+			if ee, ok := err.(*exec.ExitError); ok {
+				t.Fatalf("%s %s: %v\n%s", script, mode, err, ee.Stderr)
+			}
+			t.Fatal(err)
+		}
+		var r result
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s %s: %v in %q", script, mode, err, b)
+		}
+		return r
+	}
+	// The statements on raw_template (not oslo.db's ping, BEGIN, ...).
+	onRows := func(s step) string {
+		var on []string
+		for _, st := range s.Statements {
+			if strings.HasSuffix(st, " raw_template") {
+				on = append(on, st)
+			}
+		}
+		return fmt.Sprint(on)
+	}
+	reads := func(s step) int {
+		n := 0
+		for _, st := range s.Statements {
+			if st == "SELECT raw_template" {
+				n++
+			}
+		}
+		return n
+	}
+	r := run("on")
+	if !r.On || !r.Replaced || len(r.Warnings) != 0 || r.AppliesMySQL {
+		t.Fatalf("template_store on sqlite: on=%v replaced=%v warnings %q; applies to MySQL %v (want on, replaced, none, false)",
+			r.On, r.Replaced, r.Warnings, r.AppliesMySQL)
+	}
+	if reads(r.FirstUpdate) == 0 || fmt.Sprint(r.FirstUpdate.Row.Resources) != "[r0 r1]" {
+		t.Errorf("first update of a row: %v, row %+v (want Heat's read, then the new template)", r.FirstUpdate.Statements, r.FirstUpdate.Row)
+	}
+	if onRows(r.KnownUpdate) != "[UPDATE raw_template]" || fmt.Sprint(r.KnownUpdate.Row.Resources) != "[r0 r1 r2]" ||
+		r.KnownUpdate.Row.UpdatedAt == r.FirstUpdate.Row.UpdatedAt {
+		t.Errorf("known row, template changed: %v, row %+v (want one UPDATE, no read, the new template and updated time)", r.KnownUpdate.Statements, r.KnownUpdate.Row)
+	}
+	if onRows(r.Unchanged) != "[]" || r.Unchanged.Row.UpdatedAt != r.KnownUpdate.Row.UpdatedAt {
+		t.Errorf("known row, nothing changed: %v (want no statement)", r.Unchanged.Statements)
+	}
+	if onRows(r.EnvChanged) != "[UPDATE raw_template]" || r.EnvChanged.Row.P != "b" || fmt.Sprint(r.EnvChanged.Row.Resources) != "[r0 r1 r2]" {
+		t.Errorf("known row, environment changed: %v, row %+v (want one UPDATE, p=b)", r.EnvChanged.Statements, r.EnvChanged.Row)
+	}
+	if reads(r.AfterOther) == 0 || fmt.Sprint(r.AfterOther.Row.Resources) != "[r0 r1 r2]" {
+		t.Errorf("after another writer: %v, row %+v (want Heat's read and the template written back)", r.AfterOther.Statements, r.AfterOther.Row)
+	}
+	if reads(r.WithRowHeld) != 0 || fmt.Sprint(r.HeldRowAfter) != "[r0 r1 r2 r3]" {
+		t.Errorf("row object held by the session: store %v, Heat's next read %v (want no read, then [r0 r1 r2 r3])", r.WithRowHeld.Statements, r.HeldRowAfter)
+	}
+	if reads(r.InTransaction) == 0 || fmt.Sprint(r.InTransaction.Row.Resources) != "[r0 r1 r2 r3 r4]" {
+		t.Errorf("store in an open transaction: %v, row %+v (want Heat's read and the new template)", r.InTransaction.Statements, r.InTransaction.Row)
+	}
+	if r.StoreAfterDelete != "NotFound" {
+		t.Errorf("store after the row's delete: %s (want Heat's NotFound)", r.StoreAfterDelete)
+	}
+	g := run("guard")
+	if g.On || len(g.Warnings) != 1 || !strings.Contains(g.Warnings[0], "template_store is off") || !g.LeftUnchanged {
+		t.Errorf("template_store with another Template.store: on=%v, warnings %q, Heat's function left in place %v (want off, one warning, true)",
+			g.On, g.Warnings, g.LeftUnchanged)
+	}
+}
+
 // FKIndexPrefix is the prefix the Python plugin gives its indexes.
 func TestFKIndexPrefix(t *testing.T) {
 	src := string(heatdir.PythonFiles()[filepath.Join(heatdir.PythonDir, heatdir.EngineModule+".py")])

@@ -146,6 +146,29 @@ func testBatchCreate(t *testing.T, c *heatapi.Client) {
 		}
 	}
 
+	// The group's nested stack's template, as stored (the engine plugin
+	// template_store writes it after each member without reading it back):
+	// every member, each with its own index.
+	group, err := c.GetResource(ctx, ref, "group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gref, _ := group.NestedStack()
+	stored, err := c.GetTemplate(ctx, gref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsrcs, _ := stored["resources"].(map[string]any)
+	var idx []string
+	for i := 0; i < 5; i++ {
+		m, _ := rsrcs[fmt.Sprint(i)].(map[string]any)
+		props, _ := m["properties"].(map[string]any)
+		idx = append(idx, fmt.Sprint(props["index"]))
+	}
+	if len(rsrcs) != 5 || fmt.Sprint(idx) != "[0 1 2 3 4]" {
+		t.Errorf("after the create, the group's stored template has %d resources, indexes %v (want 5, [0 1 2 3 4])", len(rsrcs), idx)
+	}
+
 	// A changed nested template reaches every member.
 	write(t, dir, map[string]string{"inner.yaml": strings.Replace(batchCreateFiles["inner.yaml"], "[node,", "[host,", 1)})
 	out, err = run(t, c, o)

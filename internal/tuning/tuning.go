@@ -125,6 +125,35 @@ var settings = []Setting{
 		Effect: EffectCreate,
 	},
 	{
+		Name:  "static_dep_attrs",
+		Title: "[database] connection_parameters = plugin=" + heatdir.StaticDepAttrsPlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.StaticDepAttrsPlugin}},
+		What: "As each resource of a stack completes, Heat's legacy engine stores its data in the stack's definition and drops " +
+			"the memo of referenced attributes of every resource and output definition that names it, in case a get_attr's " +
+			"resource name or attribute path is computed from resource data. A ResourceGroup's outputs name every member, so " +
+			"after each member all of the group's outputs are walked again: a group costs the square of its size (224 s of a " +
+			"Compute 500 create). Our engine plugin keeps the memo of a definition whose get_attr functions all have plain " +
+			"resource names, attributes and paths, and whose other functions take their attributes from their arguments only " +
+			"(Heat's defaults); any other definition is cleared as Heat does. Checked against Heat's code first, else one " +
+			"warning and no change. Cost: a walk of each definition once, when it is first kept.",
+		Effect: EffectCreate,
+	},
+	{
+		Name:  "template_store",
+		Title: "[database] connection_parameters = plugin=" + heatdir.TemplateStorePlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.TemplateStorePlugin}},
+		What: "Heat stores a template already in the database by reading its row back (template and environment decoded), " +
+			"comparing, writing what differs and building an object it drops. The legacy update stores a stack's template and " +
+			"its backup's after each new or updated resource, and a ResourceGroup's template carries every member's resolved " +
+			"properties (3.2 MB at Compute 200): two reads of a template that grows with the group, per member. On sqlite, " +
+			"where heat-all is the only writer, our engine plugin remembers the JSON text (Heat's encoding) of what Heat last " +
+			"stored in each row through it, and writes only the columns whose text differs, reading nothing; a row it has not " +
+			"seen stored, a store inside an open transaction or overlapping another of the same row, and a row written or " +
+			"deleted by another path go to Heat's code. MySQL (several engines) leaves it off. Cost: the last stored text of " +
+			"each template row is kept in heat-all's memory.",
+		Effect: EffectCreate,
+	},
+	{
 		Name:  "env_copy",
 		Title: "[database] connection_parameters = plugin=" + heatdir.EnvCopyPlugin,
 		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.EnvCopyPlugin}},

@@ -680,6 +680,274 @@ class ProviderUnchanged(CreateEnginePlugin):
         _apply_once("provider_unchanged", _provider_unchanged)
 
 
+# --- static_dep_attrs -----------------------------------------------------
+#
+# The legacy engine keeps one StackDefinition for a whole create or update
+# and, as each resource completes, stores the resource's data there
+# (stk_defn.update_resource_data). That also drops the memo of "which
+# attributes of which resource this definition references" of every
+# resource and output definition that names the resource, in case a
+# get_attr's resource name or attribute path is itself computed from
+# resource data. A ResourceGroup's outputs name every member: after each
+# member, every output of the group is walked again in full, so a group
+# costs the square of its size (224 s of a Compute 500 create: the member
+# creates and, at each batch_create batch, the earlier members).
+# This lever keeps the memo of a definition whose referenced attributes
+# cannot depend on resource data: each function in it is one of Heat's
+# get_attr functions with a plain resource name, attribute and path, or a
+# function that takes its referenced attributes from its arguments only
+# (Heat's Function and Macro defaults), all the way down. Any other
+# definition's memo is dropped, as Heat does.
+
+_STATIC_DEPS = "_ephemeral_heat_static_deps"
+
+
+def _static_dep_attrs():
+    if "heat.engine.scheduler" not in sys.modules:
+        return ""  # not a Heat engine process (heat-manage): nothing to do
+    import collections.abc
+    import itertools
+    from heat.engine import function
+    from heat.engine import output
+    from heat.engine import rsrc_defn
+    from heat.engine import stk_defn
+    from heat.engine.cfn import functions as cfn_functions
+    from heat.engine.hot import functions as hot_functions
+
+    orig = _require(stk_defn, "update_resource_data",
+                    ("stack_definition", "resource_name", "resource_data"))
+    src = inspect.getsource(orig)
+    for part in ("_all_dep_attrs = None", "required_resource_names()",
+                 "_resource_defns", "_output_defns"):
+        if part not in src:
+            raise TypeError("stk_defn.update_resource_data has no %s" % part)
+    Function = function.Function
+    Macro = _require(function, "Macro")
+    default = {(Function.dep_attrs, Function.all_dep_attrs): "args",
+               (Macro.dep_attrs, Macro.all_dep_attrs): "parsed"}
+    then_select = _require(hot_functions, "GetAttThenSelect")
+    # Heat's get_attr classes: their referenced attributes come from their
+    # resource name, attribute and path arguments, resolved.
+    get_attrs = {then_select, _require(hot_functions, "GetAtt"),
+                 _require(hot_functions, "GetAttAllAttributes"),
+                 _require(cfn_functions, "GetAtt")}
+    for cls in get_attrs:
+        if (cls.dep_attrs is not then_select.dep_attrs or
+                cls.all_dep_attrs is not then_select.all_dep_attrs or
+                not issubclass(cls, then_select)):
+            raise TypeError("%s computes its attributes its own way" %
+                            cls.__name__)
+    for part in ("_resource_name", "_attribute", "_path_components"):
+        if part not in inspect.getsource(then_select.__init__):
+            raise TypeError("GetAttThenSelect keeps no %s" % part)
+    for cls, fields in ((rsrc_defn.ResourceDefinition,
+                         ("_properties", "_metadata", "_all_dep_attrs")),
+                        (output.OutputDefinition,
+                         ("_value", "_all_dep_attrs"))):
+        init = inspect.getsource(cls.__init__)
+        for f in fields:
+            if "self.%s" % f not in init:
+                raise TypeError("%s keeps no %s" % (cls.__name__, f))
+    snippets = {rsrc_defn.ResourceDefinition: ("_properties", "_metadata"),
+                output.OutputDefinition: ("_value",)}
+
+    def walk(x, plain):
+        """Each value in x: no function (plain), or only static ones."""
+        stack = [x]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, Function):
+                if plain:
+                    return False
+                cls = type(x)
+                if cls in get_attrs:
+                    if not (walk(x._resource_name, True) and
+                            walk(x._attribute, True) and
+                            walk(x._path_components, True)):
+                        return False
+                    stack.append(x.args)
+                    continue
+                via = default.get((cls.dep_attrs, cls.all_dep_attrs))
+                if via is None:
+                    return False
+                stack.append(getattr(x, via))
+            elif isinstance(x, collections.abc.Mapping):
+                stack.extend(x.values())
+            elif (not isinstance(x, str) and
+                    isinstance(x, collections.abc.Iterable)):
+                stack.extend(x)
+        return True
+
+    def static(defn):
+        known = defn.__dict__.get(_STATIC_DEPS)
+        if known is None:
+            fields = snippets.get(type(defn))
+            try:
+                known = fields is not None and all(
+                    walk(getattr(defn, f), False) for f in fields)
+            except Exception:
+                known = False
+            defn.__dict__[_STATIC_DEPS] = known
+        return known
+
+    def update_resource_data(stack_definition, resource_name, resource_data):
+        keep = []
+        defns = itertools.chain(
+            (stack_definition._resource_defns or {}).values(),
+            (stack_definition._output_defns or {}).values())
+        for defn in defns:
+            memo = getattr(defn, "_all_dep_attrs", None)
+            if memo is not None and static(defn):
+                keep.append((defn, memo))
+        orig(stack_definition, resource_name, resource_data)
+        for defn, memo in keep:
+            defn._all_dep_attrs = memo
+
+    stk_defn.update_resource_data = update_resource_data
+    return None
+
+
+class StaticDepAttrs(CreateEnginePlugin):
+    """ephemeral_heat_static_dep_attrs: see _static_dep_attrs."""
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        _apply_once("static_dep_attrs", _static_dep_attrs)
+
+
+# --- template_store -------------------------------------------------------
+#
+# Template.store of a template already in the database goes through
+# RawTemplate.update_by_id and raw_template_update: it reads the row back,
+# decoding its template and environment, compares each with the new value,
+# writes the ones that differ, and builds a RawTemplate object from the row
+# (the environment copied and decrypted) that Template.store drops. The
+# legacy update stores a stack's template and its backup's after each new
+# or updated resource, and a ResourceGroup's template holds every member's
+# definition with its resolved properties (3.2 MB at Compute 200): each
+# member costs two reads and decodes of a template that grows with the
+# group.
+# On sqlite, where this process is the only writer, this lever remembers
+# for each template row the JSON text (Heat's own encoding) of what Heat
+# last stored there through this process, compares the new values' text
+# with it and writes only the columns that differ, reading nothing. A row
+# it has not seen stored yet, a store inside an open transaction, and one
+# that overlaps another store of the same row go to Heat's own code; any
+# other update or delete of a row forgets it. What it remembers is capped
+# (64 MB of text); a row beyond the cap is stored by Heat's code.
+
+_TEMPLATE_STORE_MAX_BYTES = 64 << 20
+
+def _template_store():
+    if "heat.engine.scheduler" not in sys.modules:
+        return ""  # not a Heat engine process (heat-manage): nothing to do
+    import sqlalchemy as sa
+    from sqlalchemy.orm import util as orm_util
+    from heat.db.sqlalchemy import models
+    from heat.db.sqlalchemy import types
+    from heat.engine import template
+    from heat.objects import raw_template
+
+    Template = template.Template
+    RawTemplate = raw_template.RawTemplate
+    orig_store = _require(Template, "store", ("self", "context"))
+    src = inspect.getsource(orig_store)
+    for part in ("'template': self.t", "'files_id': self.files.store(context)",
+                 "'environment': self.env.env_as_dict()",
+                 "RawTemplate.update_by_id(context, self.id, rt)"):
+        if part not in src:
+            raise TypeError("Template.store does not say %s" % part)
+    orig_update = _require(RawTemplate, "update_by_id",
+                           ("context", "template_id", "values"))
+    if "values['files'] = None" not in inspect.getsource(orig_update):
+        raise TypeError("RawTemplate.update_by_id does not clear files")
+    orig_delete = _require(RawTemplate, "delete", ("context", "template_id"))
+    table = models.RawTemplate.__table__
+    for col in ("id", "template", "files", "files_id", "environment",
+                "updated_at"):
+        if col not in table.c:
+            raise TypeError("raw_template has no column %s" % col)
+    dumps = _require(types, "dumps")
+    texts = ("template", "environment")  # compared as Heat's JSON text
+    known = {}  # row id -> (what Heat last stored there, its text size)
+    gens = {}  # row id -> stores begun, to see two of one row overlap
+    size = [0]  # text held in known
+
+    def pop(template_id):
+        had, n = known.pop(template_id, (None, 0))
+        size[0] -= n
+        return had
+
+    def forget(template_id):
+        pop(template_id)
+        gens[template_id] = gens.get(template_id, 0) + 1
+
+    def update_by_id(cls, context, template_id, values):
+        forget(template_id)  # not through store below: not known any more
+        return orig_update(context, template_id, values)
+
+    def delete(cls, context, template_id):
+        forget(template_id)
+        return orig_delete(context, template_id)
+
+    def store(self, context):
+        tid = self.id
+        session = context.session
+        if tid is None or session.in_transaction():
+            return orig_store(self, context)
+        files_id = self.files.store(context)
+        values = {"template": self.t, "files_id": files_id,
+                  "environment": self.env.env_as_dict()}
+        if files_id:
+            values["files"] = None
+        now = {k: dumps(values[k]) for k in texts}
+        now.update((k, v) for k, v in values.items() if k not in texts)
+        had = pop(tid)
+        gens[tid] = gen = gens.get(tid, 0) + 1
+        if had is None:
+            orig_update(context, tid, values)  # Heat's: reads, compares
+        else:
+            changed = {k: v for k, v in now.items()
+                       if k not in had or had[k] != v}
+            if changed:
+                stmt = table.update().where(table.c.id == tid).values(
+                    {k: (sa.bindparam(k, v, type_=sa.Text) if k in texts
+                         else v) for k, v in changed.items()})
+                with session.begin(subtransactions=True):
+                    rows = session.execute(stmt).rowcount
+                obj = session.identity_map.get(
+                    orm_util.identity_key(models.RawTemplate, tid))
+                if obj is not None:
+                    session.expire(obj)  # the row changed under it
+                if rows != 1:  # gone: Heat's own store says so
+                    return orig_store(self, context)
+        n = sum(len(now[k]) for k in texts)
+        if (gens.get(tid) == gen and not session.in_transaction() and
+                size[0] + n <= _TEMPLATE_STORE_MAX_BYTES):
+            known[tid] = (now, n)
+            size[0] += n
+        return tid
+
+    Template.store = store
+    RawTemplate.update_by_id = classmethod(update_by_id)
+    RawTemplate.delete = classmethod(delete)
+    return None
+
+
+def template_store_applies(url):
+    """template_store's rule: only a sqlite database (one writing process)."""
+    return str(getattr(url, "drivername", "")).startswith("sqlite")
+
+
+class TemplateStore(CreateEnginePlugin):
+    """ephemeral_heat_template_store: see _template_store."""
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        if template_store_applies(url):
+            _apply_once("template_store", _template_store)
+
+
 # --- env_copy -------------------------------------------------------------
 #
 # Every load of a stack copies its stored environment
