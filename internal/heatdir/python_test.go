@@ -364,6 +364,9 @@ func TestStaticDepAttrs(t *testing.T) {
 		KeptEqualHeat bool     `json:"kept_equal_heat"`
 		KeptAfterB    []string `json:"kept_after_b"`
 		DataStored    []string `json:"data_stored"`
+		OddDropped    bool     `json:"odd_dropped"`
+		OddDataStored bool     `json:"odd_data_stored"`
+		OddWarnings   []string `json:"odd_warnings"`
 	}
 	run := func(mode string) result {
 		cmd := exec.Command(py, script, heatdir.StaticDepAttrsPlugin, mode)
@@ -397,6 +400,10 @@ func TestStaticDepAttrs(t *testing.T) {
 	}
 	if fmt.Sprint(on.DataStored) != "[a b]" {
 		t.Errorf("resource data stored for %v, want [a b] (Heat's own update_resource_data must still run)", on.DataStored)
+	}
+	if !on.OddDropped || !on.OddDataStored || len(on.OddWarnings) != 1 || !strings.Contains(on.OddWarnings[0], "Heat drops their memos as before") {
+		t.Errorf("a definition it cannot look at: memo dropped %v, data stored %v, warnings %q (want true, true, one naming Heat's way)",
+			on.OddDropped, on.OddDataStored, on.OddWarnings)
 	}
 	guard := run("guard")
 	if guard.On || len(guard.Warnings) != 1 || !strings.Contains(guard.Warnings[0], "static_dep_attrs is off") || !guard.LeftUnchanged {

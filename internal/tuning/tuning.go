@@ -131,7 +131,7 @@ var settings = []Setting{
 		What: "As each resource of a stack completes, Heat's legacy engine stores its data in the stack's definition and drops " +
 			"the memo of referenced attributes of every resource and output definition that names it, in case a get_attr's " +
 			"resource name or attribute path is computed from resource data. A ResourceGroup's outputs name every member, so " +
-			"after each member all of the group's outputs are walked again: a group costs the square of its size (224 s of a " +
+			"after each member all of the group's outputs are walked again: a group costs the square of its size (188 s of a " +
 			"Compute 500 create). Our engine plugin keeps the memo of a definition whose get_attr functions all have plain " +
 			"resource names, attributes and paths, and whose other functions take their attributes from their arguments only " +
 			"(Heat's defaults); any other definition is cleared as Heat does. Checked against Heat's code first, else one " +

@@ -44,7 +44,7 @@ if mode == "guard":
 cls = getattr(ehe, "StaticDepAttrs")
 cls(sa_url.make_url("sqlite:///x?plugin=" + plugin), {})
 out["on"] = ehe._applied.get("static_dep_attrs")
-out["warnings"] = warnings
+out["warnings"] = list(warnings)
 if mode == "guard":
     out["left_unchanged"] = stk_defn.update_resource_data is \
         update_resource_data
@@ -114,4 +114,23 @@ stk_defn.update_resource_data(sd, "b", None)
 out["kept_after_b"] = sorted(n for n, d in defns.items()
                              if d._all_dep_attrs is not None)
 out["data_stored"] = sorted(sd._resource_data)
+
+
+# A definition it cannot look at (no __dict__ for its mark): nothing is
+# kept, Heat's own function still runs, one warning.
+class Slotted:
+    __slots__ = ("_all_dep_attrs",)
+
+    def required_resource_names(self):
+        return {"a"}
+
+
+odd = Slotted()
+odd._all_dep_attrs = {"a": {"x"}}
+sd._resource_defns["odd"] = odd
+memos()
+stk_defn.update_resource_data(sd, "a", "data")
+out["odd_dropped"] = odd._all_dep_attrs is None
+out["odd_data_stored"] = sd._resource_data.get("a") == "data"
+out["odd_warnings"] = warnings
 print(json.dumps(out))
