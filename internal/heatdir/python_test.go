@@ -33,6 +33,42 @@ func heatPython(t *testing.T) string {
 	return fields[0]
 }
 
+// runPluginScript runs testdata/SCRIPT with Heat's interpreter, the engine
+// plugins written to a fresh heat_dir and on PYTHONPATH as the launcher puts
+// them, with args (the heat_dir first when withDir), and decodes the JSON it
+// prints into out.
+func runPluginScript(t *testing.T, script string, withDir bool, out any, args ...string) {
+	t.Helper()
+	py := heatPython(t)
+	dir := t.TempDir()
+	hd, err := heatdir.At(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hd.WritePythonFiles(); err != nil {
+		t.Fatal(err)
+	}
+	path, err := filepath.Abs(filepath.Join("testdata", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withDir {
+		args = append([]string{dir}, args...)
+	}
+	cmd := exec.Command(py, append([]string{path}, args...)...)
+	cmd.Env = heatdir.PythonEnv(os.Environ(), filepath.Join(dir, heatdir.PythonDir))
+	b, err := cmd.Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("%s %v: %v\n%s", script, args, err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s %v: %v in %q", script, args, err, b)
+	}
+}
+
 // The plugin, loaded the way Heat loads it (oslo.db's create_engine with
 // [database] connection_parameters), pools sqlite file databases only.
 func TestSQLitePoolPlugin(t *testing.T) {
@@ -166,30 +202,6 @@ func TestPythonEnv(t *testing.T) {
 // cannot place or whose check raises (its effect on a real Heat:
 // internal/stack's batch-create test).
 func TestEnginePlugins(t *testing.T) {
-	py := heatPython(t)
-	dir := t.TempDir()
-	hd, err := heatdir.At(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hd.WritePythonFiles(); err != nil {
-		t.Fatal(err)
-	}
-	script, err := filepath.Abs("testdata/engine_plugins.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, script, dir, heatdir.SQLiteNoPingPlugin, heatdir.SQLiteFKIndexesPlugin,
-		heatdir.SQLCacheJSONPlugin, heatdir.TaskWakeupPlugin, heatdir.FakeRPCWakeupPlugin, heatdir.LegacyUpdateOutputsPlugin, heatdir.EnvCopyPlugin, heatdir.ShowCachePlugin,
-		heatdir.ProviderUnchangedPlugin)
-	cmd.Env = heatdir.PythonEnv(os.Environ(), filepath.Join(dir, heatdir.PythonDir))
-	b, err := cmd.Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			t.Fatalf("%s: %v\n%s", py, err, ee.Stderr)
-		}
-		t.Fatal(err)
-	}
 	var got struct {
 		StockStatements    []string `json:"stock_statements"`
 		PluginStatements   []string `json:"plugin_statements"`
@@ -239,9 +251,9 @@ func TestEnginePlugins(t *testing.T) {
 		ShowCacheWrite     int      `json:"show_cache_calls_after_write"`
 		ShowCacheEnd       int      `json:"show_cache_calls_end"`
 	}
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
+	runPluginScript(t, "engine_plugins.py", true, &got, heatdir.SQLiteNoPingPlugin, heatdir.SQLiteFKIndexesPlugin,
+		heatdir.SQLCacheJSONPlugin, heatdir.TaskWakeupPlugin, heatdir.FakeRPCWakeupPlugin, heatdir.LegacyUpdateOutputsPlugin,
+		heatdir.EnvCopyPlugin, heatdir.ShowCachePlugin, heatdir.ProviderUnchangedPlugin)
 	hasPing := func(stmts []string) bool {
 		for _, s := range stmts {
 			if strings.EqualFold(strings.TrimSpace(s), "SELECT 1") {
@@ -343,19 +355,6 @@ func TestEnginePlugins(t *testing.T) {
 // Heat. With an update_resource_data that no longer drops memos it stays
 // off with one warning and leaves Heat's function in place.
 func TestStaticDepAttrs(t *testing.T) {
-	py := heatPython(t)
-	dir := t.TempDir()
-	hd, err := heatdir.At(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hd.WritePythonFiles(); err != nil {
-		t.Fatal(err)
-	}
-	script, err := filepath.Abs("testdata/static_dep_attrs.py")
-	if err != nil {
-		t.Fatal(err)
-	}
 	type result struct {
 		On            bool     `json:"on"`
 		Warnings      []string `json:"warnings"`
@@ -368,20 +367,8 @@ func TestStaticDepAttrs(t *testing.T) {
 		OddDataStored bool     `json:"odd_data_stored"`
 		OddWarnings   []string `json:"odd_warnings"`
 	}
-	run := func(mode string) result {
-		cmd := exec.Command(py, script, heatdir.StaticDepAttrsPlugin, mode)
-		cmd.Env = heatdir.PythonEnv(os.Environ(), filepath.Join(dir, heatdir.PythonDir))
-		b, err := cmd.Output()
-		if err != nil {
-			if ee, ok := err.(*exec.ExitError); ok {
-				t.Fatalf("%s %s: %v\n%s", script, mode, err, ee.Stderr)
-			}
-			t.Fatal(err)
-		}
-		var r result
-		if err := json.Unmarshal(b, &r); err != nil {
-			t.Fatalf("%s %s: %v in %q", script, mode, err, b)
-		}
+	run := func(mode string) (r result) {
+		runPluginScript(t, "static_dep_attrs.py", false, &r, heatdir.StaticDepAttrsPlugin, mode)
 		return r
 	}
 	on := run("on")
@@ -421,19 +408,6 @@ func TestStaticDepAttrs(t *testing.T) {
 // fresh afterwards. MySQL (several writers) leaves it off, and so does a
 // Template.store of another shape (one warning, Heat's function kept).
 func TestTemplateStore(t *testing.T) {
-	py := heatPython(t)
-	dir := t.TempDir()
-	hd, err := heatdir.At(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hd.WritePythonFiles(); err != nil {
-		t.Fatal(err)
-	}
-	script, err := filepath.Abs("testdata/template_store.py")
-	if err != nil {
-		t.Fatal(err)
-	}
 	type row struct {
 		Resources []string `json:"resources"`
 		P         string   `json:"p"`
@@ -461,21 +435,8 @@ func TestTemplateStore(t *testing.T) {
 		InTransaction    step     `json:"in_transaction"`
 		StoreAfterDelete string   `json:"store_after_delete"`
 	}
-	run := func(mode string) result {
-		work := t.TempDir()
-		cmd := exec.Command(py, script, work, heatdir.TemplateStorePlugin, mode)
-		cmd.Env = heatdir.PythonEnv(os.Environ(), filepath.Join(dir, heatdir.PythonDir))
-		b, err := cmd.Output()
-		if err != nil {
-			if ee, ok := err.(*exec.ExitError); ok {
-				t.Fatalf("%s %s: %v\n%s", script, mode, err, ee.Stderr)
-			}
-			t.Fatal(err)
-		}
-		var r result
-		if err := json.Unmarshal(b, &r); err != nil {
-			t.Fatalf("%s %s: %v in %q", script, mode, err, b)
-		}
+	run := func(mode string) (r result) {
+		runPluginScript(t, "template_store.py", true, &r, heatdir.TemplateStorePlugin, mode)
 		return r
 	}
 	// The statements on raw_template (not oslo.db's ping, BEGIN, ...).

@@ -6,7 +6,6 @@ argv: a scratch directory, then the plugin names (ping, indexes, cache,
 wakeup) in that order.
 """
 import json
-import logging
 import os
 import sqlite3
 import sys
@@ -21,22 +20,14 @@ from oslo_db.sqlalchemy import engines
 from sqlalchemy import event, text
 
 import ephemeral_heat_engine as ehe
+import plugin_warnings
 
 work, ping_plugin, index_plugin, cache_plugin, wakeup_plugin, rpc_plugin, \
     legacy_plugin, env_copy_plugin, show_cache_plugin, provider_plugin = \
     sys.argv[1:11]
 out = {}
 
-warnings = []
-
-
-class Collect(logging.Handler):
-    def emit(self, record):
-        if record.levelno >= logging.WARNING:
-            warnings.append(record.getMessage())
-
-
-logging.getLogger("ephemeral_heat_engine").addHandler(Collect())
+warnings = plugin_warnings.collect()
 
 # A schema with foreign keys: one without an index, one with, one that is
 # the first column of the primary key.

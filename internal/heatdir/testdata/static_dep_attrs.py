@@ -19,20 +19,12 @@ from oslo_config import cfg
 from sqlalchemy.engine import url as sa_url
 
 import ephemeral_heat_engine as ehe
+import plugin_warnings
 
 plugin, mode = sys.argv[1:3]
 cfg.CONF([], project="heat", default_config_files=[])
 logging.disable(logging.INFO)  # Heat's registry lists hidden types at INFO
-warnings = []
-
-
-class Collect(logging.Handler):
-    def emit(self, record):
-        if record.levelno >= logging.WARNING:
-            warnings.append(record.getMessage())
-
-
-logging.getLogger("ephemeral_heat_engine").addHandler(Collect())
+warnings = plugin_warnings.collect()
 out = {}
 
 if mode == "guard":

@@ -23,6 +23,7 @@ from heat.engine import template
 from heat.objects import raw_template
 
 import ephemeral_heat_engine as ehe
+import plugin_warnings
 
 work, plugin, mode = sys.argv[1:4]
 db = os.path.join(work, "heat.sqlite")
@@ -32,16 +33,7 @@ cfg.CONF.set_override("connection_parameters", "plugin=" + plugin,
                       group="database")
 logging.disable(logging.INFO)
 
-warnings = []
-
-
-class Collect(logging.Handler):
-    def emit(self, record):
-        if record.levelno >= logging.WARNING:
-            warnings.append(record.getMessage())
-
-
-logging.getLogger("ephemeral_heat_engine").addHandler(Collect())
+warnings = plugin_warnings.collect()
 out = {"applies_mysql": ehe.template_store_applies(
     sa_url.make_url("mysql+pymysql://heat:pw@127.0.0.1/heat"))}
 heat_store = template.Template.store
