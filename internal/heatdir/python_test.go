@@ -33,13 +33,10 @@ func heatPython(t *testing.T) string {
 	return fields[0]
 }
 
-// runPluginScript runs testdata/SCRIPT with Heat's interpreter, the engine
-// plugins written to a fresh heat_dir and on PYTHONPATH as the launcher puts
-// them, with args (the heat_dir first when withDir), and decodes the JSON it
-// prints into out.
-func runPluginScript(t *testing.T, script string, withDir bool, out any, args ...string) {
+// pluginHeatDir is a fresh heat_dir with our Python files written into it,
+// as the launcher writes them.
+func pluginHeatDir(t *testing.T) string {
 	t.Helper()
-	py := heatPython(t)
 	dir := t.TempDir()
 	hd, err := heatdir.At(dir)
 	if err != nil {
@@ -48,6 +45,17 @@ func runPluginScript(t *testing.T, script string, withDir bool, out any, args ..
 	if err := hd.WritePythonFiles(); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// runPluginScript runs testdata/SCRIPT with Heat's interpreter, the engine
+// plugins written to a fresh heat_dir and on PYTHONPATH as the launcher puts
+// them, with args (the heat_dir first when withDir), and decodes the JSON it
+// prints into out.
+func runPluginScript(t *testing.T, script string, withDir bool, out any, args ...string) {
+	t.Helper()
+	py := heatPython(t)
+	dir := pluginHeatDir(t)
 	path, err := filepath.Abs(filepath.Join("testdata", script))
 	if err != nil {
 		t.Fatal(err)
@@ -73,14 +81,7 @@ func runPluginScript(t *testing.T, script string, withDir bool, out any, args ..
 // [database] connection_parameters), pools sqlite file databases only.
 func TestSQLitePoolPlugin(t *testing.T) {
 	py := heatPython(t)
-	dir := t.TempDir()
-	hd, err := heatdir.At(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hd.WritePythonFiles(); err != nil {
-		t.Fatal(err)
-	}
+	dir := pluginHeatDir(t)
 	for name := range heatdir.PythonFiles() {
 		st, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || st.Mode().Perm() != 0o600 {
