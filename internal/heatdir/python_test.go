@@ -13,6 +13,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdb"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatdir"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/tuning"
 )
 
 // heatPython is the interpreter heat-all runs with (its #! line).
@@ -501,5 +502,34 @@ func TestFKIndexPrefix(t *testing.T) {
 	src := string(heatdir.PythonFiles()[filepath.Join(heatdir.PythonDir, heatdir.EngineModule+".py")])
 	if want := "FK_INDEX_PREFIX = \"" + heatdir.FKIndexPrefix + "\""; !strings.Contains(src, want) {
 		t.Errorf("python/%s.py does not say %s", heatdir.EngineModule, want)
+	}
+}
+
+// SQLAlchemy finds the first of our plugins that heat.conf names with one
+// scan of the installed entry points; the engine module then registers the
+// plugins its neighbouring distributions declare, so the other names need
+// no scan of their own, and each name still loads the class declared for it.
+func TestPluginLookup(t *testing.T) {
+	params := tuning.Merged()["database"]["connection_parameters"]
+	if strings.Count(params, "plugin=") < 2 {
+		t.Fatalf("want several plugins in our connection_parameters, got %q", params)
+	}
+	var got struct {
+		Scans    int               `json:"scans"`
+		Names    []string          `json:"names"`
+		Declared map[string]string `json:"declared"`
+		Resolved map[string]string `json:"resolved"`
+	}
+	runPluginScript(t, "plugin_lookup.py", true, &got, params)
+	if got.Scans != 1 {
+		t.Errorf("entry-point scans while loading %d plugins: %d, want 1", len(got.Names), got.Scans)
+	}
+	if len(got.Names) != strings.Count(params, "plugin=") {
+		t.Errorf("loaded %v, want every plugin of %q", got.Names, params)
+	}
+	for _, name := range got.Names {
+		if got.Resolved[name] == "" || got.Resolved[name] != got.Declared[name] {
+			t.Errorf("plugin %s resolved to %q, declared %q", name, got.Resolved[name], got.Declared[name])
+		}
 	}
 }
