@@ -533,3 +533,61 @@ func TestPluginLookup(t *testing.T) {
 		}
 	}
 }
+
+// template_store builds a template's text from the previous store's pieces:
+// the text must be Heat's encoding of the whole document at every step, and
+// only the entries that changed (by value and exact type) are encoded again.
+func TestEncodePieces(t *testing.T) {
+	var steps []struct {
+		Name    string `json:"name"`
+		Equal   bool   `json:"equal"`
+		Encoded int    `json:"values_encoded"`
+		Pieces  int    `json:"pieces"`
+	}
+	runPluginScript(t, "encode_pieces.py", false, &steps)
+	// encoded: dicts and lists given to Heat's encoding: the entries
+	// encoded again, or the whole document (whole: no pieces kept).
+	want := []struct {
+		name    string
+		encoded int
+		whole   bool
+	}{
+		{"first", 50 + 1, false},
+		{"unchanged", 0, false},
+		{"member_added", 1, false},
+		{"int_to_float", 1, false},
+		{"int_to_bool", 2, false},
+		{"list_to_tuple", 1, false},
+		{"nested_change", 1, false},
+		{"reordered", 0, false},
+		{"member_removed", 0, false},
+		{"not_marshallable", 1, true},
+		{"dict_subclass", 1, true},
+		{"back_to_plain", 50 + 1, false},
+		{"int_key", 1, true},
+		{"unicode_and_none", 50 + 1, false},
+		{"shared_object", 1, false},
+		{"unshared_copy", 0, false},
+		{"empty_section", 0, false},
+		{"list_document", 1, true},
+		{"after_list", 50 + 1, false},
+	}
+	if len(steps) != len(want) {
+		t.Fatalf("got %d steps, want %d: %+v", len(steps), len(want), steps)
+	}
+	for i, w := range want {
+		s := steps[i]
+		if s.Name != w.name {
+			t.Fatalf("step %d is %s, want %s", i, s.Name, w.name)
+		}
+		if !s.Equal {
+			t.Errorf("%s: the text differs from Heat's encoding of the document", s.Name)
+		}
+		if w.whole != (s.Pieces == 0) {
+			t.Errorf("%s: %d pieces, want the whole document encoded: %v", s.Name, s.Pieces, w.whole)
+		}
+		if s.Encoded != w.encoded {
+			t.Errorf("%s: encoded %d dicts and lists, want %d", s.Name, s.Encoded, w.encoded)
+		}
+	}
+}

@@ -18,6 +18,7 @@ is in internal/tuning/tuning.go and bench/results.md.
 """
 
 import inspect
+import marshal
 import time
 import logging
 import sys
@@ -886,10 +887,74 @@ class StaticDepAttrs(CreateEnginePlugin):
 # with it and writes only the columns that differ, reading nothing. A row
 # it has not seen stored yet, a store inside an open transaction, and one
 # that overlaps another store of the same row go to Heat's own code; any
-# other update or delete of a row forgets it. What it remembers is capped
-# (64 MB of text); a row beyond the cap is stored by Heat's code.
+# other update or delete of a row forgets it. The text itself is put
+# together from the pieces of the previous store where an entry of a
+# section (a resource, an output, a parameter default) has not changed
+# (_encode_pieces), so a group's template is not encoded whole after each
+# member. What it remembers is capped (128 MB of text and pieces); a row
+# beyond the cap is stored by Heat's code.
 
-_TEMPLATE_STORE_MAX_BYTES = 64 << 20
+_TEMPLATE_STORE_MAX_BYTES = 128 << 20
+
+# marshal's format without references: equal bytes mean equal values of
+# the same exact types, however the objects are shared.
+_PIECE_MARSHAL_VERSION = 2
+
+
+def _encode_pieces(doc, dumps, memo):
+    """Returns (text, memo): text is dumps(doc), and memo maps each entry of
+    doc's dict sections, (section, name), to its marshal bytes and its
+    text. An entry whose marshal bytes equal those in the memo given (the
+    previous store's) reuses its text instead of being encoded again: a
+    ResourceGroup's template gains one member per store, and encoding all
+    of them each time is what grows with the group.
+
+    Bytes equal only for values of the same exact types (1, 1.0 and True
+    differ; a str or dict subclass cannot be marshalled), so the text is
+    always what dumps(doc) gives. A document of another shape (not a dict,
+    a key not a str, a value marshal refuses) is encoded by dumps whole.
+    """
+    if type(doc) is not dict:
+        return dumps(doc), {}
+    # First every entry's bytes: a document that falls back to dumps
+    # whole has encoded nothing before.
+    sections = []
+    for key, section in doc.items():
+        if type(key) is not str:
+            return dumps(doc), {}
+        if type(section) is not dict:
+            sections.append((key, section, None))
+            continue
+        entries = []
+        for name, value in section.items():
+            if type(name) is not str:
+                return dumps(doc), {}
+            try:
+                m = marshal.dumps(value, _PIECE_MARSHAL_VERSION)
+            except (ValueError, RecursionError):
+                return dumps(doc), {}
+            entries.append((name, value, m))
+        sections.append((key, section, entries))
+    memo = memo or {}
+    new = {}
+    parts = []
+    for key, section, entries in sections:
+        if entries is None:
+            parts.append(dumps(key) + ": " + dumps(section))
+            continue
+        items = []
+        for name, value, m in entries:
+            hit = memo.get((key, name))
+            text = hit[1] if hit is not None and hit[0] == m else dumps(value)
+            new[(key, name)] = (m, text)
+            items.append(dumps(name) + ": " + text)
+        parts.append(dumps(key) + ": {" + ", ".join(items) + "}")
+    return "{" + ", ".join(parts) + "}", new
+
+
+def _memo_bytes(memo):
+    return sum(len(m) + len(t) for m, t in memo.values())
+
 
 def _template_store():
     if "heat.engine.scheduler" not in sys.modules:
@@ -926,14 +991,16 @@ def _template_store():
     for attr in ("in_transaction", "expire", "execute", "begin"):
         _require(sa.orm.Session, attr)
     texts = ("template", "environment")  # compared as Heat's JSON text
-    known = {}  # row id -> (what Heat last stored there, its text size)
+    # row id -> (what Heat last stored there, the pieces of its texts by
+    # column (_encode_pieces), the bytes of both)
+    known = {}
     gens = {}  # row id -> stores begun, to see two of one row overlap
-    size = [0]  # text held in known
+    size = [0]  # bytes held in known
 
     def pop(template_id):
-        had, n = known.pop(template_id, (None, 0))
+        had, memos, n = known.pop(template_id, (None, None, 0))
         size[0] -= n
-        return had
+        return had, memos or {}
 
     def forget(template_id):
         pop(template_id)
@@ -957,9 +1024,12 @@ def _template_store():
                   "environment": self.env.env_as_dict()}
         if files_id:
             values["files"] = None
-        now = {k: dumps(values[k]) for k in texts}
+        had, memos = pop(tid)
+        now, new_memos = {}, {}
+        for k in texts:
+            now[k], new_memos[k] = _encode_pieces(values[k], dumps,
+                                                  memos.get(k))
         now.update((k, v) for k, v in values.items() if k not in texts)
-        had = pop(tid)
         gens[tid] = gen = gens.get(tid, 0) + 1
         if had is None:
             orig_update(context, tid, values)  # Heat's: reads, compares
@@ -978,10 +1048,10 @@ def _template_store():
                     session.expire(obj)  # the row changed under it
                 if rows != 1:  # gone: Heat's own store says so
                     return orig_store(self, context)
-        n = sum(len(now[k]) for k in texts)
+        n = sum(len(now[k]) + _memo_bytes(new_memos[k]) for k in texts)
         if (gens.get(tid) == gen and not session.in_transaction() and
                 size[0] + n <= _TEMPLATE_STORE_MAX_BYTES):
-            known[tid] = (now, n)
+            known[tid] = (now, new_memos, n)
             size[0] += n
         return tid
 
