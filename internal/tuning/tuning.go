@@ -149,8 +149,10 @@ var settings = []Setting{
 			"where heat-all is the only writer, our engine plugin remembers the JSON text (Heat's encoding) of what Heat last " +
 			"stored in each row through it, and writes only the columns whose text differs, reading nothing; a row it has not " +
 			"seen stored, a store inside an open transaction or overlapping another of the same row, and a row written or " +
-			"deleted by another path go to Heat's code. MySQL (several engines) leaves it off. Cost: the last stored text of " +
-			"each template row is kept in heat-all's memory.",
+			"deleted by another path go to Heat's code. The text is put together from the previous store's pieces where an entry " +
+			"of a section (a resource, an output, a parameter default) is unchanged, by exact value and type (its marshal bytes), " +
+			"so the group's template is not encoded whole after each member. MySQL (several engines) leaves it off. Cost: the " +
+			"last stored text of each template row and its pieces are kept in heat-all's memory (128 MB at most).",
 		Effect: EffectCreate,
 	},
 	{
