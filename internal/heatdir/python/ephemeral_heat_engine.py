@@ -73,13 +73,12 @@ def _require(obj, attr, params=None):
 
 def _register_neighbours():
     """Registers the sqlalchemy.plugins entry points of the *.dist-info
-    directories beside this file; returns the names registered."""
+    directories beside this file."""
     import pathlib
     from importlib import metadata
     from sqlalchemy.dialects import plugins
 
     here = pathlib.Path(__file__).resolve().parent
-    done = []
     for dist in sorted(here.glob("*.dist-info")):
         for ep in metadata.PathDistribution(dist).entry_points:
             if ep.group != "sqlalchemy.plugins" or ep.name in plugins.impls:
@@ -88,8 +87,6 @@ def _register_neighbours():
                 raise ValueError("%s: entry point %s is not module:attr" %
                                  (dist.name, ep.name))
             plugins.register(ep.name, ep.module, ep.attr)
-            done.append(ep.name)
-    return done
 
 
 try:
