@@ -541,7 +541,7 @@ func TestEncodePieces(t *testing.T) {
 	var steps []struct {
 		Name    string `json:"name"`
 		Equal   bool   `json:"equal"`
-		Encoded int    `json:"values_encoded"`
+		Encoded int    `json:"encoded"`
 		Pieces  int    `json:"pieces"`
 	}
 	runPluginScript(t, "encode_pieces.py", false, &steps)

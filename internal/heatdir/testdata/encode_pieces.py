@@ -43,7 +43,7 @@ def step(name, d):
     calls[0] = 0
     text, memo = ehe._encode_pieces(d, counting_dumps, step.memo)
     steps.append({"name": name, "equal": text == types.dumps(d),
-                  "values_encoded": calls[0], "pieces": len(memo)})
+                  "encoded": calls[0], "pieces": len(memo)})
     step.memo = memo
 
 
