@@ -51,7 +51,9 @@ func stackInProgress(heatDir, name string) bool {
 // TestSIGINTDuringStackCreateTearsDown interrupts deploy-overcloud.yml as
 // Ctrl-C would (SIGINT to its process group) while the stack is being
 // created: ansible runs no always section then, so the launcher's watchdog
-// must dump the database and stop Heat.
+// must dump the database and stop Heat. A second SIGINT, sent only if the
+// first was lost, changes nothing of that: the playbook still ends without
+// its always section.
 func TestSIGINTDuringStackCreateTearsDown(t *testing.T) {
 	heattest.RequireHeat(t)
 	env := ansibleEnv(t)
@@ -98,14 +100,23 @@ func TestSIGINTDuringStackCreateTearsDown(t *testing.T) {
 	if !ok {
 		t.Fatalf("the launch started no watchdog for the playbook:\n%s", out.String())
 	}
-	// Ctrl-C: SIGINT to the playbook's whole process group.
+	// Ctrl-C: SIGINT to the playbook's whole process group. Python can lose
+	// a single SIGINT that lands in its at-fork logging handler ("Exception
+	// ignored in: <function _releaseLock>"), and ansible-playbook then goes
+	// on; an operator presses Ctrl-C again, and so does this test, once.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
 	select {
 	case <-exited:
-	case <-time.After(60 * time.Second):
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-		t.Fatalf("ansible-playbook did not exit after SIGINT:\n%s", out.String())
+	case <-time.After(20 * time.Second):
+		t.Logf("ansible-playbook still running 20 s after the first SIGINT; sending a second one")
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		select {
+		case <-exited:
+		case <-time.After(60 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+			t.Fatalf("ansible-playbook did not exit after two SIGINTs:\n%s", out.String())
+		}
 	}
 	// Teardown: no Heat, a verified dump holding the interrupted stack.
 	deadline = time.Now().Add(2 * time.Minute)
