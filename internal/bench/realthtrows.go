@@ -209,9 +209,10 @@ func RealTHTRows(ctx context.Context, env *Env, rounds int) []Row {
 // groups use above NodeCreateBatchSize (30) nodes (provider_unchanged too);
 // env_copy on copies of an environment that grows with the node count;
 // static_dep_attrs and template_store on a group's members, whose cost grows
-// with the group.
+// with the group; gc_pace on full collections, which take long only on the
+// heap of a larger deploy.
 var tuningAtComputes = map[string]int{"nested_unchanged": 50, "provider_unchanged": 50, "env_copy": 50,
-	"static_dep_attrs": 50, "template_store": 50}
+	"static_dep_attrs": 50, "template_store": 50, "gc_pace": 50}
 
 // RealTHTTuningRows measures, on the real-THT create, our heat.conf against
 // ours without each create-time setting ("heat_tuning_NAME_real_tht_left_out",

@@ -63,6 +63,9 @@ const (
 	// ShowCachePlugin answers a repeated show of a stack (its outputs) from
 	// the last answer until the next write to a sqlite database.
 	ShowCachePlugin = "ephemeral_heat_show_cache"
+	// GCPacePlugin makes Python's full garbage collections, once they take
+	// long, wait until they have had at most a twentieth of the time.
+	GCPacePlugin = "ephemeral_heat_gc_pace"
 )
 
 // enginePlugins are EngineModule's plugins: name and class.
@@ -79,6 +82,7 @@ var enginePlugins = [][2]string{
 	{TemplateStorePlugin, "TemplateStore"},
 	{EnvCopyPlugin, "EnvCopy"},
 	{ShowCachePlugin, "ShowCache"},
+	{GCPacePlugin, "GCPace"},
 }
 
 //go:embed python/ephemeral_heat_engine.py

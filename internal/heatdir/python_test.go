@@ -591,3 +591,76 @@ func TestEncodePieces(t *testing.T) {
 		}
 	}
 }
+
+// gc_pace holds Python's next full collection after a long one, for 19
+// times its duration (60 s at most), and Python's own rule decides again
+// after that; a short one ends a hold; a pacer that fails stops, once; a
+// disabled collector stays so.
+func TestGCPace(t *testing.T) {
+	var got struct {
+		Defaults        []int    `json:"defaults"`
+		On              bool     `json:"on"`
+		Pacers          int      `json:"pacers"`
+		Warnings        []string `json:"warnings"`
+		AfterShortReal  int      `json:"after_short_real"`
+		Held            int      `json:"held_threshold"`
+		HoldSeconds     float64  `json:"hold_seconds"`
+		HeldFull        int      `json:"held_full_collections"`
+		HeldOrphanAlive bool     `json:"held_orphan_alive"`
+		HeldAfterChurn  int      `json:"held_threshold_after_churn"`
+		ReleasedFull    int      `json:"released_full_collections"`
+		ReleasedOrphan  bool     `json:"released_orphan_alive"`
+		ReleasedAfter   int      `json:"released_threshold_after_churn"`
+		AfterShortFake  int      `json:"after_short_fake"`
+		AfterShortUntil *float64 `json:"after_short_until"`
+		LongHold        float64  `json:"long_hold_seconds"`
+		Final           int      `json:"final_threshold"`
+		WarningsAfter   []string `json:"warnings_after"`
+		BeforeFailure   int      `json:"before_failure_threshold"`
+		FailedOff       bool     `json:"failed_off"`
+		FailedThreshold int      `json:"failed_threshold"`
+		FailedWarnings  []string `json:"failed_warnings"`
+	}
+	runPluginScript(t, "gc_pace.py", false, &got, "on")
+	if !got.On || got.Pacers != 1 || len(got.WarningsAfter) != 0 {
+		t.Fatalf("gc_pace on %v with %d pacers (want 1), warnings %q", got.On, got.Pacers, got.WarningsAfter)
+	}
+	python := got.Defaults[2]
+	if got.AfterShortReal != python {
+		t.Errorf("after a short full collection the oldest generation's threshold is %d, want Python's %d", got.AfterShortReal, python)
+	}
+	if got.Held <= python || got.HoldSeconds != 38 || got.HeldAfterChurn != got.Held {
+		t.Errorf("after a 2 s full collection: threshold %d (Python's %d), hold %.1f s (want 38), after allocations %d",
+			got.Held, python, got.HoldSeconds, got.HeldAfterChurn)
+	}
+	if got.HeldFull != 0 || !got.HeldOrphanAlive {
+		t.Errorf("within the hold: %d full collections (want 0), orphaned cycle alive %v (want true)", got.HeldFull, got.HeldOrphanAlive)
+	}
+	if got.ReleasedFull < 1 || got.ReleasedOrphan || got.ReleasedAfter != got.Held {
+		t.Errorf("after the hold: %d full collections (want Python's rule to run one), orphaned cycle alive %v, threshold %d (want held again, %d)",
+			got.ReleasedFull, got.ReleasedOrphan, got.ReleasedAfter, got.Held)
+	}
+	if got.AfterShortFake != python || got.AfterShortUntil != nil {
+		t.Errorf("a short full collection left threshold %d (want %d), hold until %v (want none)", got.AfterShortFake, python, got.AfterShortUntil)
+	}
+	if got.LongHold != 60 || got.Final != python {
+		t.Errorf("a 10 s full collection holds %.1f s (want 60, the cap); final threshold %d (want %d)", got.LongHold, got.Final, python)
+	}
+	if got.BeforeFailure != got.Held || !got.FailedOff || got.FailedThreshold != python ||
+		len(got.FailedWarnings) != 1 || !strings.Contains(got.FailedWarnings[0], "gc_pace failed and is off") {
+		t.Errorf("a pacer failing inside the collector (held threshold %d before): off %v, threshold %d (want Python's %d), logged %q (want one error)",
+			got.BeforeFailure, got.FailedOff, got.FailedThreshold, python, got.FailedWarnings)
+	}
+
+	var off struct {
+		On       bool     `json:"on"`
+		Pacers   int      `json:"pacers"`
+		Warnings []string `json:"warnings"`
+		Enabled  bool     `json:"enabled_after"`
+	}
+	runPluginScript(t, "gc_pace.py", false, &off, "disabled")
+	if off.On || off.Pacers != 0 || off.Enabled || len(off.Warnings) != 1 || !strings.Contains(off.Warnings[0], "Heat is left unchanged") {
+		t.Errorf("collector disabled: gc_pace on %v, %d pacers, collector enabled %v, warnings %q (want off, none, false, one)",
+			off.On, off.Pacers, off.Enabled, off.Warnings)
+	}
+}
