@@ -1173,26 +1173,27 @@ class _GCPace(object):
                 pass
 
     def _step(self, phase, generation):
-        now = self.clock()
-        if generation == 2:
-            if phase == "start":
-                self.started = now
-                return
-            if self.started is None:
-                return
-            took, self.started = now - self.started, None
-            if took < _GC_PACE_MIN_SECONDS:
+        if generation != 2:  # a young collection: only ends a hold that is due
+            if (phase == "stop" and self.until is not None and
+                    self.clock() >= self.until):
                 self.release()
-                return
-            self.until = now + min(took * (1.0 / _GC_PACE_SHARE - 1.0),
-                                   _GC_PACE_MAX_HOLD)
-            t0, t1, t2 = self.gc.get_threshold()
-            if t2 != _GC_PACE_HELD:
-                self.threshold = t2
-                self.gc.set_threshold(t0, t1, _GC_PACE_HELD)
             return
-        if phase == "stop" and self.until is not None and now >= self.until:
+        now = self.clock()
+        if phase == "start":
+            self.started = now
+            return
+        if self.started is None:
+            return
+        took, self.started = now - self.started, None
+        if took < _GC_PACE_MIN_SECONDS:
             self.release()
+            return
+        self.until = now + min(took * (1.0 / _GC_PACE_SHARE - 1.0),
+                               _GC_PACE_MAX_HOLD)
+        t0, t1, t2 = self.gc.get_threshold()
+        if t2 != _GC_PACE_HELD:
+            self.threshold = t2
+            self.gc.set_threshold(t0, t1, _GC_PACE_HELD)
 
     def release(self):
         """End a hold: Python's own rule decides the next full collection."""
