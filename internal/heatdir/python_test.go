@@ -601,7 +601,6 @@ func TestGCPace(t *testing.T) {
 		Defaults        []int    `json:"defaults"`
 		On              bool     `json:"on"`
 		Pacers          int      `json:"pacers"`
-		Warnings        []string `json:"warnings"`
 		AfterShortReal  int      `json:"after_short_real"`
 		Held            int      `json:"held_threshold"`
 		HoldSeconds     float64  `json:"hold_seconds"`
