@@ -66,6 +66,10 @@ const (
 	// GCPacePlugin makes Python's full garbage collections, once they take
 	// long, wait until they have had at most a twentieth of the time.
 	GCPacePlugin = "ephemeral_heat_gc_pace"
+	// YaqlCachePlugin makes Heat's yaql function keep each parsed
+	// expression, and each result by expression and data (not for
+	// expressions that call now or random).
+	YaqlCachePlugin = "ephemeral_heat_yaql_cache"
 )
 
 // enginePlugins are EngineModule's plugins: name and class.
@@ -83,6 +87,7 @@ var enginePlugins = [][2]string{
 	{EnvCopyPlugin, "EnvCopy"},
 	{ShowCachePlugin, "ShowCache"},
 	{GCPacePlugin, "GCPace"},
+	{YaqlCachePlugin, "YaqlCache"},
 }
 
 //go:embed python/ephemeral_heat_engine.py

@@ -663,3 +663,65 @@ func TestGCPace(t *testing.T) {
 			off.On, off.Pacers, off.Enabled, off.Warnings)
 	}
 }
+
+// yaql_cache, on Heat's own yaql function: each (expression, data) is
+// evaluated once and answered again from what was kept, equal to Heat's
+// answer and of the same type, for data that differ only in type (1, 1.0,
+// true, "1"), key order or nesting; a hit is a fresh copy; now() and
+// random() are evaluated every time, and so are data marshal refuses; a
+// failing expression raises Heat's error each time; a text is parsed once;
+// the kept results stay within their byte bound, least recently used out
+// first. With a Yaql.result that is not Heat 19's it stays off with one
+// warning and leaves Heat's functions in place.
+func TestYaqlCache(t *testing.T) {
+	var got struct {
+		On               bool     `json:"on"`
+		Warnings         []string `json:"warnings"`
+		EqualHeat        bool     `json:"equal_heat"`
+		Evaluations      int      `json:"evaluations"`
+		Cases            int      `json:"cases"`
+		CopyIntact       []int    `json:"copy_intact"`
+		Impure           int      `json:"impure_evaluations"`
+		Refused          int      `json:"refused_evaluations"`
+		Ordered          int      `json:"ordered_evaluations"`
+		Errors           []string `json:"errors"`
+		ErrorsEqualHeat  bool     `json:"errors_equal_heat"`
+		Parses           int      `json:"parses"`
+		BoundEvaluations int      `json:"bounded_evaluations"`
+	}
+	runPluginScript(t, "yaql_cache.py", false, &got, heatdir.YaqlCachePlugin, "on")
+	if !got.On || len(got.Warnings) != 0 {
+		t.Fatalf("yaql_cache on %v, warnings %q", got.On, got.Warnings)
+	}
+	if !got.EqualHeat || got.Evaluations != got.Cases {
+		t.Errorf("%d cases asked twice: answers equal to Heat's (type too) %v, %d evaluations (want %d: the second from the cache)",
+			got.Cases, got.EqualHeat, got.Evaluations, got.Cases)
+	}
+	if fmt.Sprint(got.CopyIntact) != "[2 3]" {
+		t.Errorf("after the caller changed an answer, the next one is %v, want [2 3]", got.CopyIntact)
+	}
+	if got.Impure != 6 || got.Refused != 4 || got.Ordered != 1 {
+		t.Errorf("evaluations: now()/random() %d (want 6 of 6), str/int subclass data %d (want 4 of 4), OrderedDict (a dict once resolved) %d (want 1 of 2)",
+			got.Impure, got.Refused, got.Ordered)
+	}
+	if !got.ErrorsEqualHeat || len(got.Errors) != 6 || !strings.HasPrefix(got.Errors[5], "TypeError") {
+		t.Errorf("failing expressions raised %q, equal to Heat's twice each: %v", got.Errors, got.ErrorsEqualHeat)
+	}
+	if got.Parses != 1 {
+		t.Errorf("one text validated and resolved 3 times each was parsed %d times, want 1", got.Parses)
+	}
+	if got.BoundEvaluations != 11 {
+		t.Errorf("with a 20,000-byte bound, 10 results of 4 KB, the newest again and the oldest again: %d evaluations, want 11", got.BoundEvaluations)
+	}
+
+	var guard struct {
+		On            bool     `json:"on"`
+		Warnings      []string `json:"warnings"`
+		LeftUnchanged bool     `json:"left_unchanged"`
+	}
+	runPluginScript(t, "yaql_cache.py", false, &guard, heatdir.YaqlCachePlugin, "guard")
+	if guard.On || !guard.LeftUnchanged || len(guard.Warnings) != 1 || !strings.Contains(guard.Warnings[0], "yaql_cache is off") {
+		t.Errorf("another Yaql.result: on %v, Heat's functions left %v, warnings %q (want off, left, one)",
+			guard.On, guard.LeftUnchanged, guard.Warnings)
+	}
+}

@@ -184,6 +184,22 @@ var settings = []Setting{
 		Effect: EffectCreate,
 	},
 	{
+		Name:  "yaql_cache",
+		Title: "[database] connection_parameters = plugin=" + heatdir.YaqlCachePlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.YaqlCachePlugin}},
+		What: "Heat's yaql function parses its expression at every validate and result and evaluates it at every result; " +
+			"the Compute 2 create of tripleo-heat-templates evaluates 59 yaql expressions (most once per role's service chain) " +
+			"944 times over data of up to 0.5 MB, on 193 distinct pairs of expression and data: a stack's outputs are resolved, " +
+			"then its parent's show resolves them again. Our engine plugin keeps " +
+			"each parsed expression, and each result by expression and data, the data compared by their marshal bytes (equal " +
+			"bytes: equal values of the same exact types in the same order; a type marshal refuses is not cached), and returns a " +
+			"fresh copy on a hit; an expression that names now or random, and an evaluation that raises, go to Heat's code each " +
+			"time. Checked against Heat's code first, else one warning and no change. Measured: the Compute 2 create under " +
+			"bench/profile 38.8 s with it, 44.7 s without (medians of 7 and 6 runs, mostly alternating, 2026-11-28). Cost: up to 64 MB of kept " +
+			"results in each engine process (least recently used go first) and 4,096 parsed expressions.",
+		Effect: EffectCreate,
+	},
+	{
 		Name:  "show_cache",
 		Title: "[database] connection_parameters = plugin=" + heatdir.ShowCachePlugin,
 		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.ShowCachePlugin}},

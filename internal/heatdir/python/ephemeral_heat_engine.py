@@ -63,7 +63,7 @@ def _require(obj, attr, params=None):
 # SQLAlchemy looks a URL's plugin up by name, and a name it has not loaded
 # before costs a scan of the entry points of every installed distribution
 # (importlib.metadata: about 37 ms on Debian 12's Heat), once per name:
-# heat.conf names 14 of ours, so every Heat process (heat-all, each
+# heat.conf names 15 of ours, so every Heat process (heat-all, each
 # heat-engine, heat-manage) spent about half a second finding them. When
 # this module is first imported (for the first of them), it gives SQLAlchemy
 # the plugins that the distributions beside it declare, as that scan would
@@ -1122,6 +1122,117 @@ class EnvCopy(CreateEnginePlugin):
     def __init__(self, url, kwargs):
         super().__init__(url, kwargs)
         _apply_once("env_copy", _env_copy)
+
+
+# --- yaql_cache ------------------------------------------------------------
+#
+# Heat's yaql function parses its expression at every validate and every
+# result (ply's parser), and evaluates it at every result: the Compute 2
+# create of THT evaluates 59 expressions (most once per role's service
+# chain) 944 times, over data of up to 0.5 MB, on 193 distinct pairs of
+# expression and data (a stack's outputs are resolved, then the show its
+# parent asks for resolves them again). The result of
+# a yaql expression is a function of its text and its data, except where
+# the expression calls yaql's now() or random(). This lever keeps the parsed
+# expression per text, and the result per expression, class and data; data
+# are compared by their marshal bytes (version 2, no references: equal bytes
+# mean equal values of the same exact types in the same order, so 1, 1.0
+# and true differ, and a str or dict subclass is refused and not cached).
+# Each hit returns a fresh copy (marshal.loads of the kept result); an
+# expression whose text names now or random, data or a result marshal
+# refuses, and an evaluation that raises go to Heat's code each time. Cost:
+# kept results up to _YAQL_CACHE_MAX_BYTES (least recently used go first),
+# parsed expressions up to _YAQL_PARSE_MAX.
+
+_YAQL_CACHE_MAX_BYTES = 64 << 20
+_YAQL_RESULT_MAX_BYTES = 8 << 20
+_YAQL_PARSE_MAX = 4096
+_YAQL_IMPURE = ("now", "random")
+
+
+def _yaql_cache():
+    if "heat.engine.scheduler" not in sys.modules:
+        return ""  # not a Heat engine process (heat-manage): nothing to do
+    import collections
+    import hashlib
+    import re
+    from heat.engine import function
+    from heat.engine.hot import functions as hot_functions
+
+    Yaql = hot_functions.Yaql
+    _require(Yaql, "_parse", ("self", "expression"))
+    src = inspect.getsource(Yaql.result)
+    want = ("statement = self._parse(function.resolve(self._expression))",
+            "data = function.resolve(self._data)",
+            "context = self._context.create_child_context()",
+            "return statement.evaluate({'data': data}, context)")
+    if (not all(w in src for w in want) or
+            len([ln for ln in src.splitlines() if ln.strip()]) != 5 or
+            getattr(hot_functions, "function", None) is not function):
+        raise TypeError("Yaql.result is not Heat 19's parse, resolve data, "
+                        "evaluate in a child context")
+    orig_parse = Yaql._parse
+    impure = re.compile(r"\b(?:%s)\b" % "|".join(_YAQL_IMPURE))
+    parsed = collections.OrderedDict()
+    kept = collections.OrderedDict()
+    size = [0]
+
+    def parse(self, expression):
+        if type(expression) is not str:
+            return orig_parse(self, expression)
+        key = (type(self), expression)
+        statement = parsed.get(key)
+        if statement is None:
+            statement = orig_parse(self, expression)
+            parsed[key] = statement
+            if len(parsed) > _YAQL_PARSE_MAX:
+                parsed.popitem(last=False)
+        return statement
+
+    def result(self):
+        expression = function.resolve(self._expression)
+        statement = self._parse(expression)
+        data = function.resolve(self._data)
+        key = None
+        if not impure.search(expression):
+            try:
+                b = marshal.dumps(data, 2)
+                key = (type(self), expression, len(b),
+                       hashlib.blake2b(b, digest_size=32).digest())
+            except ValueError:
+                key = None
+        if key is not None:
+            hit = kept.get(key)
+            if hit is not None:
+                kept.move_to_end(key)
+                return marshal.loads(hit)
+        context = self._context.create_child_context()
+        value = statement.evaluate({"data": data}, context)
+        if key is None:
+            return value
+        try:
+            b = marshal.dumps(value, 2)
+        except ValueError:
+            return value
+        if len(b) > _YAQL_RESULT_MAX_BYTES:
+            return value
+        kept[key] = b
+        size[0] += len(b)
+        while size[0] > _YAQL_CACHE_MAX_BYTES:
+            size[0] -= len(kept.popitem(last=False)[1])
+        return value
+
+    Yaql._parse = parse
+    Yaql.result = result
+    return None
+
+
+class YaqlCache(CreateEnginePlugin):
+    """ephemeral_heat_yaql_cache: see _yaql_cache."""
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        _apply_once("yaql_cache", _yaql_cache)
 
 
 # --- gc_pace ---------------------------------------------------------------
