@@ -667,8 +667,8 @@ func TestGCPace(t *testing.T) {
 // yaql_cache, on Heat's own yaql function: each (expression, data) is
 // evaluated once and answered again from what was kept, equal to Heat's
 // answer and of the same type, for data that differ only in type (1, 1.0,
-// true, "1"), key order or nesting; a hit is a fresh copy; now() and
-// random() are evaluated every time, and so are data marshal refuses; a
+// true, "1"), key order or nesting; a hit is a fresh copy; now(),
+// random() and call() are evaluated every time, and so are data marshal refuses; a
 // failing expression raises Heat's error each time; a text is parsed once;
 // the kept results stay within their byte bound, least recently used out
 // first. With a Yaql.result that is not Heat 19's it stays off with one
@@ -700,8 +700,8 @@ func TestYaqlCache(t *testing.T) {
 	if fmt.Sprint(got.CopyIntact) != "[2 3]" {
 		t.Errorf("after the caller changed an answer, the next one is %v, want [2 3]", got.CopyIntact)
 	}
-	if got.Impure != 6 || got.Refused != 4 || got.Ordered != 1 {
-		t.Errorf("evaluations: now()/random() %d (want 6 of 6), str/int subclass data %d (want 4 of 4), OrderedDict (a dict once resolved) %d (want 1 of 2)",
+	if got.Impure != 9 || got.Refused != 4 || got.Ordered != 1 {
+		t.Errorf("evaluations: now()/random()/call() %d (want 9 of 9), str/int subclass data %d (want 4 of 4), OrderedDict (a dict once resolved) %d (want 1 of 2)",
 			got.Impure, got.Refused, got.Ordered)
 	}
 	if !got.ErrorsEqualHeat || len(got.Errors) != 6 || !strings.HasPrefix(got.Errors[5], "TypeError") {

@@ -193,7 +193,7 @@ var settings = []Setting{
 			"then its parent's show resolves them again. Our engine plugin keeps " +
 			"each parsed expression, and each result by expression and data, the data compared by their marshal bytes (equal " +
 			"bytes: equal values of the same exact types in the same order; a type marshal refuses is not cached), and returns a " +
-			"fresh copy on a hit; an expression that names now or random, and an evaluation that raises, go to Heat's code each " +
+			"fresh copy on a hit; an expression that names now, random or call (which can reach either by name), and an evaluation that raises, go to Heat's code each " +
 			"time. Checked against Heat's code first, else one warning and no change. Measured: the Compute 2 create under " +
 			"bench/profile 38.8 s with it, 44.7 s without (medians of 7 and 6 runs, mostly alternating, 2026-11-28). Cost: up to 64 MB of kept " +
 			"results in each engine process (least recently used go first) and 4,096 parsed expressions.",

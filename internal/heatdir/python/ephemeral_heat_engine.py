@@ -1172,13 +1172,14 @@ class EnvCopy(CreateEnginePlugin):
 # expression and data (a stack's outputs are resolved, then the show its
 # parent asks for resolves them again). The result of
 # a yaql expression is a function of its text and its data, except where
-# the expression calls yaql's now() or random(). This lever keeps the parsed
+# the expression calls yaql's now() or random(), or call(), which can reach
+# either by a computed name. This lever keeps the parsed
 # expression per text, and the result per expression, class and data; data
 # are compared by their marshal bytes (version 2, no references: equal bytes
 # mean equal values of the same exact types in the same order, so 1, 1.0
 # and true differ, and a str or dict subclass is refused and not cached).
 # Each hit returns a fresh copy (marshal.loads of the kept result); an
-# expression whose text names now or random, data or a result marshal
+# expression whose text names now, random or call, data or a result marshal
 # refuses, and an evaluation that raises go to Heat's code each time. Cost:
 # kept results up to _YAQL_CACHE_MAX_BYTES (least recently used go first),
 # parsed expressions up to _YAQL_PARSE_MAX.
@@ -1186,7 +1187,7 @@ class EnvCopy(CreateEnginePlugin):
 _YAQL_CACHE_MAX_BYTES = 64 << 20
 _YAQL_RESULT_MAX_BYTES = 8 << 20
 _YAQL_PARSE_MAX = 4096
-_YAQL_IMPURE = ("now", "random")
+_YAQL_IMPURE = ("now", "random", "call")
 
 
 def _yaql_cache():
@@ -1238,7 +1239,7 @@ def _yaql_cache():
                 b = marshal.dumps(data, 2)
                 key = (type(self), expression, len(b),
                        hashlib.blake2b(b, digest_size=32).digest())
-            except ValueError:
+            except Exception:  # marshal refuses it: not cached
                 key = None
         if key is not None:
             hit = kept.get(key)
@@ -1251,10 +1252,13 @@ def _yaql_cache():
             return value
         try:
             b = marshal.dumps(value, 2)
-        except ValueError:
+        except Exception:  # marshal refuses it: not cached
             return value
         if len(b) > _YAQL_RESULT_MAX_BYTES:
             return value
+        old = kept.pop(key, None)
+        if old is not None:
+            size[0] -= len(old)
         kept[key] = b
         size[0] += len(b)
         while size[0] > _YAQL_CACHE_MAX_BYTES:

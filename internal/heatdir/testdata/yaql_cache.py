@@ -129,11 +129,13 @@ first = f.result()
 first.append(99)
 out["copy_intact"] = f.result()
 
-# now() and random() are evaluated every time.
+# now(), random() and call() (now() by a name from the data) are evaluated
+# every time.
 evaluations[0] = 0
 for _ in range(3):
     yaql("now()", {}).result()
     yaql("$.data.x + random()", {"x": 1}).result()
+    yaql("call($.data.f, [], {})", {"f": "now"}).result()
 out["impure_evaluations"] = evaluations[0]
 
 # Data marshal refuses (a str or int subclass: Heat's resolve turns other
