@@ -40,6 +40,8 @@ var (
 	setupErr  error
 	testSock  string
 	service   *exec.Cmd
+	// serviceDir holds our podman service's socket and log (removed at the end).
+	serviceDir string
 )
 
 func TestMain(m *testing.M) {
@@ -54,6 +56,14 @@ func TestMain(m *testing.M) {
 		case <-time.After(10 * time.Second):
 			_ = syscall.Kill(service.Process.Pid, syscall.SIGKILL)
 		}
+	}
+	if serviceDir != "" {
+		if code != 0 {
+			if b, err := os.ReadFile(filepath.Join(serviceDir, "service.log")); err == nil {
+				fmt.Fprintf(os.Stderr, "podheat tests: our podman service's log:\n%s\n", b)
+			}
+		}
+		os.RemoveAll(serviceDir)
 	}
 	os.Exit(code)
 }
@@ -84,6 +94,7 @@ func setup() error {
 		if err != nil {
 			return err
 		}
+		serviceDir = dir
 		sock = "unix://" + filepath.Join(dir, "podman.sock")
 		log, err := os.Create(filepath.Join(dir, "service.log"))
 		if err != nil {
