@@ -68,7 +68,7 @@ const (
 	GCPacePlugin = "ephemeral_heat_gc_pace"
 	// YaqlCachePlugin makes Heat's yaql function keep each parsed
 	// expression, and each result by expression and data (not for
-	// expressions that call now or random).
+	// expressions that name now, random or call).
 	YaqlCachePlugin = "ephemeral_heat_yaql_cache"
 )
 

@@ -29,6 +29,11 @@ from sqlalchemy.engine import CreateEnginePlugin
 
 LOG = logging.getLogger(__name__)
 
+# marshal's format without references: equal bytes mean equal values of
+# the same exact types, however the objects are shared (template_store's
+# pieces, yaql_cache's keys and kept results).
+_EXACT_MARSHAL = 2
+
 _applied = {}
 
 
@@ -932,9 +937,6 @@ class StaticDepAttrs(CreateEnginePlugin):
 
 _TEMPLATE_STORE_MAX_BYTES = 128 << 20
 
-# marshal's format without references: equal bytes mean equal values of
-# the same exact types, however the objects are shared.
-_PIECE_MARSHAL_VERSION = 2
 
 
 def _encode_pieces(doc, dumps, memo):
@@ -966,7 +968,7 @@ def _encode_pieces(doc, dumps, memo):
             if type(name) is not str:
                 return dumps(doc), {}
             try:
-                m = marshal.dumps(value, _PIECE_MARSHAL_VERSION)
+                m = marshal.dumps(value, _EXACT_MARSHAL)
             except (ValueError, RecursionError):
                 return dumps(doc), {}
             entries.append((name, value, m))
@@ -1236,7 +1238,7 @@ def _yaql_cache():
         key = None
         if not impure.search(expression):
             try:
-                b = marshal.dumps(data, 2)
+                b = marshal.dumps(data, _EXACT_MARSHAL)
                 key = (type(self), expression, len(b),
                        hashlib.blake2b(b, digest_size=32).digest())
             except Exception:  # marshal refuses it: not cached
@@ -1251,7 +1253,7 @@ def _yaql_cache():
         if key is None:
             return value
         try:
-            b = marshal.dumps(value, 2)
+            b = marshal.dumps(value, _EXACT_MARSHAL)
         except Exception:  # marshal refuses it: not cached
             return value
         if len(b) > _YAQL_RESULT_MAX_BYTES:
