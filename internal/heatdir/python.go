@@ -70,6 +70,9 @@ const (
 	// expression, and each result by expression and data (not for
 	// expressions that name now, random or call).
 	YaqlCachePlugin = "ephemeral_heat_yaql_cache"
+	// RootIDCachePlugin makes Heat keep the root stack it found for a
+	// stack (a stack's owner never changes).
+	RootIDCachePlugin = "ephemeral_heat_root_id_cache"
 )
 
 // enginePlugins are EngineModule's plugins: name and class.
@@ -88,6 +91,7 @@ var enginePlugins = [][2]string{
 	{ShowCachePlugin, "ShowCache"},
 	{GCPacePlugin, "GCPace"},
 	{YaqlCachePlugin, "YaqlCache"},
+	{RootIDCachePlugin, "RootIDCache"},
 }
 
 //go:embed python/ephemeral_heat_engine.py

@@ -726,6 +726,57 @@ func TestYaqlCache(t *testing.T) {
 	}
 }
 
+// root_id_cache, on Heat's own database API: the root of every stack of a
+// chain equals Heat's answer, the second time without a statement; a stack
+// the asker may not see, or one that does not exist, is None each time and
+// asked each time; a full cache starts again; another get_root_id is left
+// alone (one warning).
+func TestRootIDCache(t *testing.T) {
+	var got struct {
+		On             bool     `json:"on"`
+		Warnings       []string `json:"warnings"`
+		Replaced       bool     `json:"replaced"`
+		Heat           bool     `json:"heat"`
+		EqualHeat      bool     `json:"equal_heat"`
+		FirstSelects   int      `json:"first_selects"`
+		SecondSelects  int      `json:"second_selects"`
+		OtherProject   []any    `json:"other_project"`
+		Missing        []any    `json:"missing"`
+		BoundedSelects int      `json:"bounded_selects"`
+	}
+	runPluginScript(t, "root_id_cache.py", true, &got, heatdir.RootIDCachePlugin, "on")
+	if !got.On || !got.Replaced || len(got.Warnings) != 0 {
+		t.Fatalf("root_id_cache on %v, replaced %v, warnings %q", got.On, got.Replaced, got.Warnings)
+	}
+	if !got.Heat || !got.EqualHeat {
+		t.Errorf("roots: Heat's as expected %v, ours equal to Heat's twice %v", got.Heat, got.EqualHeat)
+	}
+	// Heat reads a stack's row and each owner's: 1+2+3+4 for root..c, 2 for x.
+	if got.FirstSelects != 12 || got.SecondSelects != 0 {
+		t.Errorf("stack SELECTs: first ask %d (want 12, Heat's), second %d (want 0)", got.FirstSelects, got.SecondSelects)
+	}
+	if fmt.Sprint(got.OtherProject) != "[<nil> <nil> true true]" {
+		t.Errorf("another project's ask of a p1 stack: %v, want None twice, each from the database", got.OtherProject)
+	}
+	if fmt.Sprint(got.Missing) != "[<nil> <nil> true true]" {
+		t.Errorf("a stack that does not exist: %v, want None twice, each from the database", got.Missing)
+	}
+	// Bound 2 on a cache of 5: a new stack y (2) empties it, c is read
+	// again (4), y is kept.
+	if got.BoundedSelects != 6 {
+		t.Errorf("with a bound of 2 on a full cache, asking y (new), c, y took %d stack SELECTs, want 6", got.BoundedSelects)
+	}
+	var guard struct {
+		On            bool     `json:"on"`
+		Warnings      []string `json:"warnings"`
+		LeftUnchanged bool     `json:"left_unchanged"`
+	}
+	runPluginScript(t, "root_id_cache.py", true, &guard, heatdir.RootIDCachePlugin, "guard")
+	if guard.On || !guard.LeftUnchanged || len(guard.Warnings) != 1 || !strings.Contains(guard.Warnings[0], "root_id_cache is off") {
+		t.Errorf("another get_root_id: on %v, left %v, warnings %q (want off, left, one)", guard.On, guard.LeftUnchanged, guard.Warnings)
+	}
+}
+
 // Importing the engine module drops oslo.messaging's warning about a
 // manually built RPC client (Heat 19 builds every client that way: 747 of
 // heat-all's 3,792 log lines in a Compute 2 create of THT), and only that

@@ -200,6 +200,21 @@ var settings = []Setting{
 		Effect: EffectCreate,
 	},
 	{
+		Name:  "root_id_cache",
+		Title: "[database] connection_parameters = plugin=" + heatdir.RootIDCachePlugin,
+		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.RootIDCachePlugin}},
+		What: "Before a resource is first stored, Heat asks for the root of its stack, and the database answers by reading " +
+			"the stack's owner row, then that one's owner, up to the top: one SELECT per level for every resource created " +
+			"in a nested stack (555 questions, about 1,500 statements, in the Compute 2 create of tripleo-heat-templates, more " +
+			"with each node). A stack's owner never changes and stack ids are not reused, so our engine plugin keeps each root " +
+			"found, by stack id and the asker's project and admin flag (None, a stack the asker may not see, is asked again). " +
+			"Checked against Heat's code first, else one warning and no change. Nothing can go stale, so it holds for a pod's " +
+			"engines too. Measured under bench/profile: 1,090 of 21,400 statements fewer at Compute 2 (time within the noise) " +
+			"and 2,620 of 50,600 at Compute 50, whose create took 2.2 s less in each of two pairs (54.9 and 65.1 s against " +
+			"56.7 and 67.6 s, 2026-11-28). Cost: one dict entry per stack asked about (cleared at 200,000).",
+		Effect: EffectCreate,
+	},
+	{
 		Name:  "show_cache",
 		Title: "[database] connection_parameters = plugin=" + heatdir.ShowCachePlugin,
 		Conf:  map[string]map[string]string{"database": {"connection_parameters": "plugin=" + heatdir.ShowCachePlugin}},

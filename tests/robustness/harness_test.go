@@ -87,10 +87,13 @@ func buildModules(root, dir string) error {
 	return nil
 }
 
-// sandbox is the directory a case may touch; home is its HOME.
+// sandbox is the directory a case may touch; home is its HOME. tmp is the
+// case's TMPDIR, outside the sandbox (a module's temporary files are not
+// the sandbox's), removed with the test: ansible's module payloads that a
+// killed run leaves, check mode's temporary log directories.
 type sandbox struct {
-	root, home string
-	t          *testing.T
+	root, home, tmp string
+	t               *testing.T
 }
 
 func newSandbox(t *testing.T) *sandbox {
@@ -102,7 +105,13 @@ func newSandbox(t *testing.T) *sandbox {
 			t.Fatal(err)
 		}
 	}
-	return &sandbox{root: root, home: home, t: t}
+	return &sandbox{root: root, home: home, tmp: t.TempDir(), t: t}
+}
+
+// environ is base with the sandbox's HOME and TMPDIR, then extra.
+func (s *sandbox) environ(base []string, extra ...string) []string {
+	env := append(append([]string(nil), base...), "HOME="+s.home, "TMPDIR="+s.tmp)
+	return append(env, extra...)
 }
 
 // path is a path inside the sandbox.
@@ -279,7 +288,7 @@ func runModule(t *testing.T, s *sandbox, module string, args map[string]any, arg
 	defer cancel()
 	cmd := exec.Command("prlimit", "--as="+strconv.Itoa(addressSpace), "--", filepath.Join(binDir, module), argsFile)
 	cmd.Dir = s.root
-	cmd.Env = append(cleanEnv(), "HOME="+s.home)
+	cmd.Env = s.environ(cleanEnv())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

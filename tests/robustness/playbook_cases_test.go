@@ -170,7 +170,7 @@ func TestControlsPlaybookInterrupt(t *testing.T) {
 	mark := fmt.Sprintf("ROBUSTNESS_PLAYBOOK_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
 	cmd := exec.Command(filepath.Join(binDir, "overcloud_playbook"), argsFile)
 	cmd.Dir = s.root
-	cmd.Env = append(cleanEnv(), "HOME="+s.home, mark)
+	cmd.Env = s.environ(cleanEnv(), mark)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -85,7 +85,7 @@ func TestPlaybookRefusals(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*caseTimeout)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "ansible-playbook", append([]string{"-i", "localhost,", c.book}, vars...)...)
-			cmd.Env = append(env, "HOME="+s.home)
+			cmd.Env = s.environ(env)
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
 			if ctx.Err() != nil {

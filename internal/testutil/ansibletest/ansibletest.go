@@ -16,7 +16,9 @@ import (
 )
 
 // Env is the environment of ansible-playbook for the checkout at root: the
-// installed collection, the checkout's ansible.cfg, no colours. It fails
+// installed collection, the checkout's ansible.cfg, no colours, and a
+// TMPDIR of the test's own, removed when it ends (the module payloads a
+// killed task leaves, check mode's temporary log directories). It fails
 // the test, saying what to run, when the collection is not installed or
 // ansible-playbook is missing (Environ).
 func Env(t testing.TB, root string) []string {
@@ -25,7 +27,7 @@ func Env(t testing.TB, root string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return env
+	return append(env, "TMPDIR="+t.TempDir())
 }
 
 // Environ is Env for a program (the benchmarks): the error says what to
