@@ -78,6 +78,25 @@ func runPluginScript(t *testing.T, script string, withDir bool, out any, args ..
 	}
 }
 
+// checkGuardOff runs testdata/SCRIPT in its "guard" mode, where the Heat
+// function the lever replaces has been swapped for one of another shape
+// first, and checks that the lever stayed off, left that function in
+// place and logged exactly one warning naming it ("LEVER is off"); what
+// names the swapped function in the failure message.
+func checkGuardOff(t *testing.T, script string, withDir bool, plugin, lever, what string) {
+	t.Helper()
+	var g struct {
+		On            bool     `json:"on"`
+		Warnings      []string `json:"warnings"`
+		LeftUnchanged bool     `json:"left_unchanged"`
+	}
+	runPluginScript(t, script, withDir, &g, plugin, "guard")
+	if g.On || len(g.Warnings) != 1 || !strings.Contains(g.Warnings[0], lever+" is off") || !g.LeftUnchanged {
+		t.Errorf("%s with %s: on=%v, warnings %q, that function left in place %v (want off, one warning, true)",
+			lever, what, g.On, g.Warnings, g.LeftUnchanged)
+	}
+}
+
 // The plugin, loaded the way Heat loads it (oslo.db's create_engine with
 // [database] connection_parameters), pools sqlite file databases only.
 func TestSQLitePoolPlugin(t *testing.T) {
@@ -360,7 +379,6 @@ func TestStaticDepAttrs(t *testing.T) {
 	type result struct {
 		On            bool     `json:"on"`
 		Warnings      []string `json:"warnings"`
-		LeftUnchanged bool     `json:"left_unchanged"`
 		KeptAfterA    []string `json:"kept_after_a"`
 		KeptEqualHeat bool     `json:"kept_equal_heat"`
 		KeptAfterB    []string `json:"kept_after_b"`
@@ -394,11 +412,7 @@ func TestStaticDepAttrs(t *testing.T) {
 		t.Errorf("a definition it cannot look at: memo dropped %v, data stored %v, warnings %q (want true, true, one naming Heat's way)",
 			on.OddDropped, on.OddDataStored, on.OddWarnings)
 	}
-	guard := run("guard")
-	if guard.On || len(guard.Warnings) != 1 || !strings.Contains(guard.Warnings[0], "static_dep_attrs is off") || !guard.LeftUnchanged {
-		t.Errorf("static_dep_attrs with another update_resource_data: on=%v, warnings %q, Heat's function left in place %v (want off, one warning, true)",
-			guard.On, guard.Warnings, guard.LeftUnchanged)
-	}
+	checkGuardOff(t, "static_dep_attrs.py", false, heatdir.StaticDepAttrsPlugin, "static_dep_attrs", "another update_resource_data")
 }
 
 // template_store, with Heat's own database API on a sqlite file: the first
@@ -425,7 +439,6 @@ func TestTemplateStore(t *testing.T) {
 		On               bool     `json:"on"`
 		Replaced         bool     `json:"replaced"`
 		Warnings         []string `json:"warnings"`
-		LeftUnchanged    bool     `json:"left_unchanged"`
 		Create           step     `json:"create"`
 		FirstUpdate      step     `json:"first_update"`
 		KnownUpdate      step     `json:"known_update"`
@@ -490,11 +503,7 @@ func TestTemplateStore(t *testing.T) {
 	if r.StoreAfterDelete != "NotFound" {
 		t.Errorf("store after the row's delete: %s (want Heat's NotFound)", r.StoreAfterDelete)
 	}
-	g := run("guard")
-	if g.On || len(g.Warnings) != 1 || !strings.Contains(g.Warnings[0], "template_store is off") || !g.LeftUnchanged {
-		t.Errorf("template_store with another Template.store: on=%v, warnings %q, Heat's function left in place %v (want off, one warning, true)",
-			g.On, g.Warnings, g.LeftUnchanged)
-	}
+	checkGuardOff(t, "template_store.py", true, heatdir.TemplateStorePlugin, "template_store", "another Template.store")
 }
 
 // FKIndexPrefix is the prefix the Python plugin gives its indexes.
@@ -714,16 +723,7 @@ func TestYaqlCache(t *testing.T) {
 		t.Errorf("with a 20,000-byte bound, 10 results of 4 KB, the newest again and the oldest again: %d evaluations, want 11", got.BoundEvaluations)
 	}
 
-	var guard struct {
-		On            bool     `json:"on"`
-		Warnings      []string `json:"warnings"`
-		LeftUnchanged bool     `json:"left_unchanged"`
-	}
-	runPluginScript(t, "yaql_cache.py", false, &guard, heatdir.YaqlCachePlugin, "guard")
-	if guard.On || !guard.LeftUnchanged || len(guard.Warnings) != 1 || !strings.Contains(guard.Warnings[0], "yaql_cache is off") {
-		t.Errorf("another Yaql.result: on %v, Heat's functions left %v, warnings %q (want off, left, one)",
-			guard.On, guard.LeftUnchanged, guard.Warnings)
-	}
+	checkGuardOff(t, "yaql_cache.py", false, heatdir.YaqlCachePlugin, "yaql_cache", "another Yaql.result")
 }
 
 // root_id_cache, on Heat's own database API: the root of every stack of a
@@ -766,15 +766,7 @@ func TestRootIDCache(t *testing.T) {
 	if got.BoundedSelects != 6 {
 		t.Errorf("with a bound of 2 on a full cache, asking y (new), c, y took %d stack SELECTs, want 6", got.BoundedSelects)
 	}
-	var guard struct {
-		On            bool     `json:"on"`
-		Warnings      []string `json:"warnings"`
-		LeftUnchanged bool     `json:"left_unchanged"`
-	}
-	runPluginScript(t, "root_id_cache.py", true, &guard, heatdir.RootIDCachePlugin, "guard")
-	if guard.On || !guard.LeftUnchanged || len(guard.Warnings) != 1 || !strings.Contains(guard.Warnings[0], "root_id_cache is off") {
-		t.Errorf("another get_root_id: on %v, left %v, warnings %q (want off, left, one)", guard.On, guard.LeftUnchanged, guard.Warnings)
-	}
+	checkGuardOff(t, "root_id_cache.py", true, heatdir.RootIDCachePlugin, "root_id_cache", "another get_root_id")
 }
 
 // Importing the engine module drops oslo.messaging's warning about a
