@@ -7,12 +7,9 @@ installed) or "guard" (Stack.get_root_id replaced by one that does not ask
 the database's stack_get_root_id).
 """
 import json
-import logging
-import os
 import sys
 
 from heat.engine import scheduler  # noqa: F401 (a Heat engine process)
-from oslo_config import cfg
 from sqlalchemy import event
 
 from heat.common import context
@@ -21,15 +18,11 @@ from heat.db.sqlalchemy import models
 from heat.objects import stack as stack_object
 
 import ephemeral_heat_engine as ehe
+import plugin_db
 import plugin_warnings
 
 work, plugin, mode = sys.argv[1:4]
-db = os.path.join(work, "heat.sqlite")
-cfg.CONF([], project="heat", default_config_files=[])
-cfg.CONF.set_override("connection", "sqlite:///" + db, group="database")
-cfg.CONF.set_override("connection_parameters", "plugin=" + plugin,
-                      group="database")
-logging.disable(logging.INFO)
+plugin_db.configure(work, plugin)
 
 warnings = plugin_warnings.collect()
 out = {}

@@ -6,12 +6,9 @@ argv: a scratch directory, the plugin name, then the mode: "on" (Heat as
 installed) or "guard" (Template.store replaced by one of another shape).
 """
 import json
-import logging
-import os
 import sys
 
 from heat.engine import scheduler  # noqa: F401 (a Heat engine process)
-from oslo_config import cfg
 from sqlalchemy import event
 from sqlalchemy.engine import url as sa_url
 
@@ -23,15 +20,11 @@ from heat.engine import template
 from heat.objects import raw_template
 
 import ephemeral_heat_engine as ehe
+import plugin_db
 import plugin_warnings
 
 work, plugin, mode = sys.argv[1:4]
-db = os.path.join(work, "heat.sqlite")
-cfg.CONF([], project="heat", default_config_files=[])
-cfg.CONF.set_override("connection", "sqlite:///" + db, group="database")
-cfg.CONF.set_override("connection_parameters", "plugin=" + plugin,
-                      group="database")
-logging.disable(logging.INFO)
+plugin_db.configure(work, plugin)
 
 warnings = plugin_warnings.collect()
 out = {"applies_mysql": ehe.template_store_applies(
