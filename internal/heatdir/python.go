@@ -73,6 +73,9 @@ const (
 	// RootIDCachePlugin makes Heat keep the root stack it found for a
 	// stack (a stack's owner never changes).
 	RootIDCachePlugin = "ephemeral_heat_root_id_cache"
+	// LazyDefnHashPlugin makes a resource definition hash its snippets
+	// when its hash is first asked for instead of when it is built.
+	LazyDefnHashPlugin = "ephemeral_heat_lazy_defn_hash"
 )
 
 // enginePlugins are EngineModule's plugins: name and class.
@@ -92,6 +95,7 @@ var enginePlugins = [][2]string{
 	{GCPacePlugin, "GCPace"},
 	{YaqlCachePlugin, "YaqlCache"},
 	{RootIDCachePlugin, "RootIDCache"},
+	{LazyDefnHashPlugin, "LazyDefnHash"},
 }
 
 //go:embed python/ephemeral_heat_engine.py

@@ -769,6 +769,54 @@ func TestRootIDCache(t *testing.T) {
 	checkGuardOff(t, "root_id_cache.py", true, heatdir.RootIDCachePlugin, "root_id_cache", "another get_root_id")
 }
 
+// lazy_defn_hash, on Heat's own template parser: definitions of every
+// section Heat hashes (functions, a macro, an external id), built by a parse,
+// a freeze, a reparse and a deep copy, walk nothing until their hash is
+// asked for; then each hash equals the one Heat computed when it built the
+// same definition, a second ask walks nothing, a set keeps as many
+// definitions as Heat's did, and a stack's validation (Heat's set of
+// definitions) passes. Another __hash__ is left alone (one warning).
+func TestLazyDefnHash(t *testing.T) {
+	var got struct {
+		On             bool     `json:"on"`
+		Warnings       []string `json:"warnings"`
+		Replaced       bool     `json:"replaced"`
+		HeatBuildWalks int      `json:"heat_build_walks"`
+		HeatDistinct   int      `json:"heat_distinct"`
+		BuildWalks     int      `json:"build_walks"`
+		HashWalks      int      `json:"hash_walks"`
+		Names          []string `json:"names"`
+		EqualHeat      []string `json:"equal_heat"`
+		AgainEqual     bool     `json:"again_equal"`
+		AgainWalks     int      `json:"again_walks"`
+		Distinct       int      `json:"distinct"`
+		Retain         string   `json:"retain"`
+		Validated      bool     `json:"validated"`
+	}
+	runPluginScript(t, "lazy_defn_hash.py", false, &got, heatdir.LazyDefnHashPlugin, "on")
+	if !got.On || !got.Replaced || len(got.Warnings) != 0 {
+		t.Fatalf("lazy_defn_hash on %v, replaced %v, warnings %q", got.On, got.Replaced, got.Warnings)
+	}
+	// 6 resources, each as parsed, frozen, reparsed and copied.
+	if len(got.Names) != 24 || len(got.EqualHeat) != 0 {
+		t.Errorf("%d definitions hashed, these differ from Heat's hash of the same definition: %q (want 24, none)", len(got.Names), got.EqualHeat)
+	}
+	if got.HeatBuildWalks == 0 || got.BuildWalks != 0 || got.HashWalks != got.HeatBuildWalks {
+		t.Errorf("hashing walks: Heat's build %d, ours %d at build and %d when hashed (want 0, then Heat's count)",
+			got.HeatBuildWalks, got.BuildWalks, got.HashWalks)
+	}
+	if !got.AgainEqual || got.AgainWalks != 0 {
+		t.Errorf("a second hash: equal %v, %d walks (want true, 0: the value is kept)", got.AgainEqual, got.AgainWalks)
+	}
+	if got.HeatDistinct != 4 || got.Distinct != got.HeatDistinct {
+		t.Errorf("a set of the 6 definitions (3 alike) keeps %d, Heat's kept %d (want 4)", got.Distinct, got.HeatDistinct)
+	}
+	if got.Retain != "Retain" || !got.Validated {
+		t.Errorf("external id's deletion policy %q (want Retain, as Heat sets it), stack validated %v", got.Retain, got.Validated)
+	}
+	checkGuardOff(t, "lazy_defn_hash.py", false, heatdir.LazyDefnHashPlugin, "lazy_defn_hash", "another __hash__")
+}
+
 // Importing the engine module drops oslo.messaging's warning about a
 // manually built RPC client (Heat 19 builds every client that way: 747 of
 // heat-all's 3,792 log lines in a Compute 2 create of THT), and only that

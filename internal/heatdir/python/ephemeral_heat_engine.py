@@ -1341,6 +1341,95 @@ class RootIDCache(CreateEnginePlugin):
         _apply_once("root_id_cache", _root_id_cache)
 
 
+# --- lazy_defn_hash ----------------------------------------------------------
+#
+# Heat's ResourceDefinition hashes its properties, metadata, dependencies,
+# policies, external id and condition when it is built (rsrc_defn._hash_data:
+# a walk of each whole snippet, every function in it deep-copied back to its
+# JSON form), for __hash__. Heat builds definitions at every parse of a
+# template (each load of a stack), at every freeze and reparse, and asks for
+# the hash only where it puts definitions in a set or dict: Stack.validate's
+# set of distinct definitions. In the Compute 100 and 200 creates of THT
+# under cProfile, 8,707 and 17,399 definitions were built and 2,934 and 4,984
+# hashes asked for; the hashing took 8.5 s and 24.2 s of 248 s and 530 s,
+# growing faster than the node count: a ResourceGroup's nested stack builds a
+# definition of every member (with THT's maps: about 16 KB each) at each
+# load, and batch_create loads it again at each batch.
+# This lever has Heat's __init__ skip those walks, keeps the arguments it
+# hashed, and computes the same value, with Heat's own _hash_data on the same
+# arguments, when __hash__ is first called; then keeps it. Heat's own
+# __init__ still runs (its checks, its attributes); the walks it makes are
+# told apart by their caller (the frame of Heat's __init__). One difference:
+# a definition Heat cannot hash (no JSON or YAML template yields one) fails
+# where it is first hashed, not where it is built. Cost: a tuple per
+# definition until its first hash.
+
+_DEFERRED_HASH = "_ephemeral_heat_hash_args"
+
+
+def _lazy_defn_hash():
+    if "heat.engine.scheduler" not in sys.modules:
+        return ""  # not a Heat engine process (heat-manage): nothing to do
+    from heat.engine import rsrc_defn
+
+    RD = rsrc_defn.ResourceDefinition
+    params = ("self", "name", "resource_type", "properties", "metadata",
+              "depends", "deletion_policy", "update_policy", "description",
+              "external_id", "condition")
+    heat_init = _require(RD, "__init__", params)
+    if len(inspect.signature(heat_init).parameters) != len(params):
+        return "ResourceDefinition.__init__ takes other arguments"
+    heat_hash_data = _require(rsrc_defn, "_hash_data", ("data",))
+    init_code = heat_init.__code__
+    if not {"_hash", "_hash_data"} <= set(init_code.co_names):
+        return "ResourceDefinition.__init__ does not hash with _hash_data"
+    if RD.__hash__.__code__.co_names != ("_hash",):
+        return "ResourceDefinition.__hash__ is not its _hash"
+    getframe = sys._getframe
+
+    def _hash_data(data):
+        if getframe(1).f_code is init_code:
+            return 0  # Heat's __init__: __hash__ adds the real value
+        return heat_hash_data(data)
+
+    def __init__(self, name, resource_type, properties=None, metadata=None,
+                 depends=None, deletion_policy=None, update_policy=None,
+                 description=None, external_id=None, condition=None):
+        heat_init(self, name, resource_type, properties, metadata, depends,
+                  deletion_policy, update_policy, description, external_id,
+                  condition)
+        # What Heat's __init__ hashed (the deletion policy as given: Heat
+        # sets Retain for an external id after hashing it).
+        self.__dict__[_DEFERRED_HASH] = (
+            properties, metadata, depends, deletion_policy, update_policy,
+            external_id, condition)
+
+    def __hash__(self):
+        args = self.__dict__.pop(_DEFERRED_HASH, None)
+        if args is not None:
+            h = self._hash
+            for a in args:
+                if a is not None:
+                    h ^= heat_hash_data(a)
+            self._hash = h
+        return self._hash
+
+    __init__.__doc__ = heat_init.__doc__
+    __hash__.__doc__ = RD.__hash__.__doc__
+    rsrc_defn._hash_data = _hash_data
+    RD.__init__ = __init__
+    RD.__hash__ = __hash__
+    return None
+
+
+class LazyDefnHash(CreateEnginePlugin):
+    """ephemeral_heat_lazy_defn_hash: see _lazy_defn_hash."""
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        _apply_once("lazy_defn_hash", _lazy_defn_hash)
+
+
 # --- gc_pace ---------------------------------------------------------------
 #
 # Python runs a full collection of its cyclic garbage collector when the
