@@ -775,7 +775,9 @@ func TestRootIDCache(t *testing.T) {
 // asked for; then each hash equals the one Heat computed when it built the
 // same definition, a second ask walks nothing, a set keeps as many
 // definitions as Heat's did, and a stack's validation (Heat's set of
-// definitions) passes. Another __hash__ is left alone (one warning).
+// definitions) passes; a definition Heat fails to build (a set in it) is
+// built and fails at each hash with Heat's error. Another __hash__ is left
+// alone (one warning).
 func TestLazyDefnHash(t *testing.T) {
 	var got struct {
 		On             bool     `json:"on"`
@@ -792,6 +794,8 @@ func TestLazyDefnHash(t *testing.T) {
 		Distinct       int      `json:"distinct"`
 		Retain         string   `json:"retain"`
 		Validated      bool     `json:"validated"`
+		HeatUnhashable string   `json:"heat_unhashable"`
+		Unhashable     []string `json:"unhashable"`
 	}
 	runPluginScript(t, "lazy_defn_hash.py", false, &got, heatdir.LazyDefnHashPlugin, "on")
 	if !got.On || !got.Replaced || len(got.Warnings) != 0 {
@@ -813,6 +817,12 @@ func TestLazyDefnHash(t *testing.T) {
 	}
 	if got.Retain != "Retain" || !got.Validated {
 		t.Errorf("external id's deletion policy %q (want Retain, as Heat sets it), stack validated %v", got.Retain, got.Validated)
+	}
+	// The one difference: what Heat fails to build (a set in the
+	// properties) is built, and fails at every hash with Heat's error.
+	if !strings.HasPrefix(got.HeatUnhashable, "TypeError") || len(got.Unhashable) != 2 ||
+		got.Unhashable[0] != got.HeatUnhashable || got.Unhashable[1] != got.HeatUnhashable {
+		t.Errorf("a definition with a set: Heat's build %q, our two hashes %q (want Heat's TypeError each time)", got.HeatUnhashable, got.Unhashable)
 	}
 	checkGuardOff(t, "lazy_defn_hash.py", false, heatdir.LazyDefnHashPlugin, "lazy_defn_hash", "another __hash__")
 }

@@ -1360,9 +1360,9 @@ class RootIDCache(CreateEnginePlugin):
 # arguments, when __hash__ is first called; then keeps it. Heat's own
 # __init__ still runs (its checks, its attributes); the walks it makes are
 # told apart by their caller (the frame of Heat's __init__). One difference:
-# a definition Heat cannot hash (no JSON or YAML template yields one) fails
-# where it is first hashed, not where it is built. Cost: a tuple per
-# definition until its first hash.
+# a definition Heat cannot hash (a set in it: no JSON or YAML template yields
+# one) is built, and each hash of it fails with Heat's error, where Heat
+# fails to build it. Cost: a tuple per definition until its first hash.
 
 _DEFERRED_HASH = "_ephemeral_heat_hash_args"
 
@@ -1405,13 +1405,14 @@ def _lazy_defn_hash():
             external_id, condition)
 
     def __hash__(self):
-        args = self.__dict__.pop(_DEFERRED_HASH, None)
+        args = self.__dict__.get(_DEFERRED_HASH)
         if args is not None:
             h = self._hash
             for a in args:
                 if a is not None:
-                    h ^= heat_hash_data(a)
+                    h ^= heat_hash_data(a)  # may raise: asked again next time
             self._hash = h
+            del self.__dict__[_DEFERRED_HASH]
         return self._hash
 
     __init__.__doc__ = heat_init.__doc__

@@ -110,6 +110,11 @@ _, again = definitions()
 out["heat_build_walks"] = walks[0]
 heat = {n: hash(d) for n, d in heat_defns.items()}
 out["heat_distinct"] = len(set(d for n, d in heat_defns.items() if "." not in n))
+try:
+    RD("odd", "OS::Heat::None", properties={"a": {1, 2}})
+    out["heat_unhashable"] = "built"
+except TypeError as e:
+    out["heat_unhashable"] = "TypeError: %s" % e
 
 if mode == "guard":
     def other_hash(self):
@@ -141,6 +146,24 @@ out["again_equal"] = all(hash(d) == got[n] for n, d in defns.items())
 out["again_walks"] = walks[0]
 out["distinct"] = len(set(d for n, d in defns.items() if "." not in n))
 out["retain"] = defns["adopted"]._deletion_policy
+# A definition Heat cannot hash (a set: no JSON or YAML template yields
+# one): Heat fails to build it; with the lever it is built, and each hash
+# fails the same way.
+
+
+def unhashable():
+    return RD("odd", "OS::Heat::None", properties={"a": {1, 2}})
+
+
+odd = unhashable()
+out["unhashable"] = []
+for _ in range(2):
+    try:
+        hash(odd)
+        out["unhashable"].append("hashed")
+    except TypeError as e:
+        out["unhashable"].append("TypeError: %s" % e)
+
 # Heat's own use: a stack's validation puts its definitions in a set (an
 # update policy OS::Heat::Value accepts: none).
 valid = copy.deepcopy(TEMPLATE)
