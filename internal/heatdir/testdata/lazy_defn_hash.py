@@ -103,15 +103,27 @@ def counted_hash_data(data):
 
 rsrc_defn._hash_data = counted_hash_data
 
+
+
+def distinct(defns):
+    """How many of the parsed definitions a set keeps (Stack.validate's use)."""
+    return len(set(d for n, d in defns.items() if "." not in n))
+
+
+def unhashable():
+    """A definition Heat cannot hash (a set: no JSON or YAML template yields
+    one)."""
+    return RD("odd", "OS::Heat::None", properties={"a": {1, 2}})
+
+
 # Heat's answers, before the lever.
-stack, heat_defns = definitions()
 walks[0] = 0
-_, again = definitions()
+_, heat_defns = definitions()
 out["heat_build_walks"] = walks[0]
 heat = {n: hash(d) for n, d in heat_defns.items()}
-out["heat_distinct"] = len(set(d for n, d in heat_defns.items() if "." not in n))
+out["heat_distinct"] = distinct(heat_defns)
 try:
-    RD("odd", "OS::Heat::None", properties={"a": {1, 2}})
+    unhashable()
     out["heat_unhashable"] = "built"
 except TypeError as e:
     out["heat_unhashable"] = "TypeError: %s" % e
@@ -134,7 +146,7 @@ out["replaced"] = rsrc_defn._hash_data is not counted_hash_data
 
 # Built with the lever: no walk until a hash is asked for.
 walks[0] = 0
-stack, defns = definitions()
+_, defns = definitions()
 out["build_walks"] = walks[0]
 got = {n: hash(d) for n, d in defns.items()}
 out["hash_walks"] = walks[0]
@@ -144,17 +156,10 @@ out["equal_heat"] = [n for n in sorted(got) if got[n] != heat[n]]
 walks[0] = 0
 out["again_equal"] = all(hash(d) == got[n] for n, d in defns.items())
 out["again_walks"] = walks[0]
-out["distinct"] = len(set(d for n, d in defns.items() if "." not in n))
+out["distinct"] = distinct(defns)
 out["retain"] = defns["adopted"]._deletion_policy
-# A definition Heat cannot hash (a set: no JSON or YAML template yields
-# one): Heat fails to build it; with the lever it is built, and each hash
+# What Heat fails to build is built with the lever, and each hash of it
 # fails the same way.
-
-
-def unhashable():
-    return RD("odd", "OS::Heat::None", properties={"a": {1, 2}})
-
-
 odd = unhashable()
 out["unhashable"] = []
 for _ in range(2):
