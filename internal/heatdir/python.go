@@ -32,6 +32,10 @@ const (
 	// FKIndexPrefix starts the name of every index SQLiteFKIndexesPlugin
 	// creates (FK_INDEX_PREFIX in python/ephemeral_heat_engine.py).
 	FKIndexPrefix = "ephemeral_heat_fk_"
+	// FailedIndex is the partial index of FAILED resources that
+	// NestedUnchangedPlugin and ProviderUnchangedPlugin give a sqlite
+	// database (FAILED_INDEX in python/ephemeral_heat_engine.py).
+	FailedIndex = "ephemeral_heat_failed_resource"
 	// SQLCacheJSONPlugin lets SQLAlchemy cache the statements on Heat's
 	// Json columns.
 	SQLCacheJSONPlugin = "ephemeral_heat_sql_cache_json"

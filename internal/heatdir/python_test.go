@@ -449,6 +449,9 @@ func TestTemplateStore(t *testing.T) {
 		HeldRowAfter     []string `json:"held_row_after"`
 		InTransaction    step     `json:"in_transaction"`
 		StoreAfterDelete string   `json:"store_after_delete"`
+		CapReads         struct {
+			C, B, A, BAgain, CAgain, TooLarge, TooLargeAgain int
+		} `json:"cap_reads"`
 	}
 	run := func(mode string) (r result) {
 		runPluginScript(t, "template_store.py", true, &r, heatdir.TemplateStorePlugin, mode)
@@ -500,17 +503,72 @@ func TestTemplateStore(t *testing.T) {
 	if reads(r.InTransaction) == 0 || fmt.Sprint(r.InTransaction.Row.Resources) != "[r0 r1 r2 r3 r4]" {
 		t.Errorf("store in an open transaction: %v, row %+v (want Heat's read and the new template)", r.InTransaction.Statements, r.InTransaction.Row)
 	}
+	// Three known rows where the cap holds two: the one stored longest ago
+	// is forgotten (Heat's read at its next store), the two stored since
+	// stay known; a row larger than the cap is never kept.
+	if cr := r.CapReads; cr.C != 0 || cr.B != 0 || cr.A != 1 || cr.BAgain != 0 || cr.CAgain != 1 || cr.TooLarge != 1 || cr.TooLargeAgain != 1 {
+		t.Errorf("reads of known rows under the cap (c, b, a, b, c, too large twice): %+v (want 0 0 1 0 1 1 1: the row stored longest ago forgotten first)", cr)
+	}
 	if r.StoreAfterDelete != "NotFound" {
 		t.Errorf("store after the row's delete: %s (want Heat's NotFound)", r.StoreAfterDelete)
 	}
 	checkGuardOff(t, "template_store.py", true, heatdir.TemplateStorePlugin, "template_store", "another Template.store")
 }
 
+// nested_unchanged and provider_unchanged give a sqlite database a partial
+// index of its FAILED resources when Heat opens it with its tables (none,
+// and no warning, on a database without them yet), and their question "is
+// a resource of this tree FAILED" is answered from that index: it finds a
+// failed and a marked-unhealthy resource of the tree asked about, none of
+// another tree, and sqlite's plan uses the index.
+func TestFailedIndex(t *testing.T) {
+	for _, plugin := range []string{heatdir.NestedUnchangedPlugin, heatdir.ProviderUnchangedPlugin} {
+		var r struct {
+			Indexes     []string `json:"indexes"`
+			Applied     *bool    `json:"applied"`
+			ANoneFailed *int     `json:"a_none_failed"`
+			BFailed     bool     `json:"b_failed"`
+			Missing     *int     `json:"missing_tree"`
+			Plan        string   `json:"plan"`
+			AUnhealthy  bool     `json:"a_unhealthy"`
+			Warnings    []string `json:"warnings"`
+		}
+		runPluginScript(t, "failed_index.py", true, &r, plugin, "schema")
+		if len(r.Indexes) != 1 || !strings.Contains(r.Indexes[0], "WHERE status = 'FAILED'") || r.Applied == nil || !*r.Applied {
+			t.Errorf("%s, Heat's tables present: indexes %q, applied %v (want the partial index of FAILED resources)", plugin, r.Indexes, r.Applied)
+		}
+		if r.ANoneFailed != nil || !r.BFailed || r.Missing != nil || !r.AUnhealthy {
+			t.Errorf("%s: failed resource in tree a (none failed) %v, tree b found %v, tree c %v, tree a after marking one unhealthy found %v (want nil, true, nil, true)",
+				plugin, r.ANoneFailed, r.BFailed, r.Missing, r.AUnhealthy)
+		}
+		if !strings.Contains(r.Plan, "INDEX "+heatdir.FailedIndex) {
+			t.Errorf("%s: sqlite's plan for the question: %q (want it to use %s)", plugin, r.Plan, heatdir.FailedIndex)
+		}
+		if len(r.Warnings) != 0 {
+			t.Errorf("%s: warnings %q", plugin, r.Warnings)
+		}
+		var e struct {
+			Indexes  []string `json:"indexes"`
+			Applied  *bool    `json:"applied"`
+			Warnings []string `json:"warnings"`
+		}
+		runPluginScript(t, "failed_index.py", true, &e, plugin, "empty")
+		if len(e.Indexes) != 0 || e.Applied == nil || *e.Applied || len(e.Warnings) != 0 {
+			t.Errorf("%s, no tables yet: indexes %q, applied %v, warnings %q (want none, false, none)", plugin, e.Indexes, e.Applied, e.Warnings)
+		}
+	}
+}
+
 // FKIndexPrefix is the prefix the Python plugin gives its indexes.
 func TestFKIndexPrefix(t *testing.T) {
 	src := string(heatdir.PythonFiles()[filepath.Join(heatdir.PythonDir, heatdir.EngineModule+".py")])
-	if want := "FK_INDEX_PREFIX = \"" + heatdir.FKIndexPrefix + "\""; !strings.Contains(src, want) {
-		t.Errorf("python/%s.py does not say %s", heatdir.EngineModule, want)
+	for _, want := range []string{
+		"FK_INDEX_PREFIX = \"" + heatdir.FKIndexPrefix + "\"",
+		"FAILED_INDEX = \"" + heatdir.FailedIndex + "\"",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("python/%s.py does not say %s", heatdir.EngineModule, want)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ from sqlalchemy.engine import url as sa_url
 from heat.common import context
 from heat.db.sqlalchemy import api as db_api
 from heat.db.sqlalchemy import models
+from heat.db.sqlalchemy import types as db_types
 from heat.engine import environment
 from heat.engine import template
 from heat.objects import raw_template
@@ -107,6 +108,40 @@ del statements[:]
 with ctx.session.begin(subtransactions=True):
     t.store(ctx)
 out["in_transaction"] = {"statements": list(statements), "row": row(t.id)}
+
+# The cap: the row stored longest ago is forgotten first, and its next
+# store is Heat's (a read); the rows stored since stay known.
+def held(t):
+    # What the lever keeps for t's row: the texts and their pieces.
+    n = 0
+    for doc in (t.t, t.env.env_as_dict()):
+        text, memo = ehe._encode_pieces(doc, db_types.dumps, None)
+        n += len(text) + ehe._memo_bytes(memo)
+    return n
+
+
+def reads_of(t):
+    del statements[:]
+    t.store(ctx)
+    return statements.count("SELECT raw_template")
+
+
+a, b, c = (tmpl(2, x) for x in "abc")
+for t in (a, b, c):
+    t.store(ctx)  # created
+    t.t["resources"]["x"] = {"type": "OS::Heat::None"}
+    t.store(ctx)  # first update: Heat's, then known (a, b, c in that order)
+ehe._TEMPLATE_STORE_MAX_BYTES = held(a) + held(b) + held(c) - 1
+out["cap_reads"] = {
+    "C": reads_of(c),  # known; keeping it again forgets a
+    "B": reads_of(b),  # known
+    "A": reads_of(a),  # forgotten: Heat's read; keeping it forgets c
+    "BAgain": reads_of(b),
+    "CAgain": reads_of(c),  # forgotten: Heat's read
+}
+ehe._TEMPLATE_STORE_MAX_BYTES = held(a) - 1
+out["cap_reads"]["TooLarge"] = reads_of(a)  # never kept
+out["cap_reads"]["TooLargeAgain"] = reads_of(a)
 
 # A deleted row is forgotten: storing to it fails as in Heat.
 raw_template.RawTemplate.delete(ctx, t.id)
