@@ -102,10 +102,13 @@ var settings = []Setting{
 			"whole subtrees, so the create of N nodes grew as N². Our engine plugin ends a nested stack's update before it starts " +
 			"when Heat's stored state says it has these inputs already: the nested stack is CREATE or UPDATE_COMPLETE and unlocked, " +
 			"its stored template, environment, files and timeout equal what the update would send, and no resource of the whole " +
-			"stack tree is FAILED (a failed or marked-unhealthy one is still reached, as Heat would). Legacy engine only. Cost: " +
+			"stack tree is FAILED (a failed or marked-unhealthy one is still reached, as Heat would). On sqlite that last question " +
+			"is answered from a partial index of the FAILED resources (" + heatdir.FailedIndex + ", created when heat-all opens " +
+			"the database) instead of a read of every resource of the tree. Legacy engine only. Cost: " +
 			"such a nested stack keeps its CREATE_COMPLETE state and updated time (its resource in the parent goes UPDATE_COMPLETE " +
 			"as before); a resource inside it whose real state changed without Heat knowing (nothing in an ephemeral Heat) is not " +
-			"looked at again, as for any unchanged resource.",
+			"looked at again, as for any unchanged resource; the index holds only failed resources, and a dump carries it (a " +
+			"stock Heat ignores it).",
 		Effect: EffectCreate,
 	},
 	{
@@ -152,7 +155,8 @@ var settings = []Setting{
 			"deleted by another path go to Heat's code. The text is put together from the previous store's pieces where an entry " +
 			"of a section (a resource, an output, a parameter default) is unchanged, by exact value and type (its marshal bytes), " +
 			"so the group's template is not encoded whole after each member. MySQL (several engines) leaves it off. Cost: the " +
-			"last stored text of each template row and its pieces are kept in heat-all's memory (128 MB at most).",
+			"last stored text of each template row and its pieces are kept in heat-all's memory (128 MB at most; when full, the " +
+			"rows stored longest ago are forgotten first, so the group's rows, stored at every member, stay known).",
 		Effect: EffectCreate,
 	},
 	{
