@@ -522,17 +522,18 @@ func TestTemplateStore(t *testing.T) {
 // failed and a marked-unhealthy resource of the tree asked about, none of
 // another tree, and sqlite's plan uses the index.
 func TestFailedIndex(t *testing.T) {
+	type result struct {
+		Indexes     []string `json:"indexes"`
+		Applied     *bool    `json:"applied"`
+		ANoneFailed *int     `json:"a_none_failed"`
+		BFailed     bool     `json:"b_failed"`
+		Missing     *int     `json:"missing_tree"`
+		Plan        string   `json:"plan"`
+		AUnhealthy  bool     `json:"a_unhealthy"`
+		Warnings    []string `json:"warnings"`
+	}
 	for _, plugin := range []string{heatdir.NestedUnchangedPlugin, heatdir.ProviderUnchangedPlugin} {
-		var r struct {
-			Indexes     []string `json:"indexes"`
-			Applied     *bool    `json:"applied"`
-			ANoneFailed *int     `json:"a_none_failed"`
-			BFailed     bool     `json:"b_failed"`
-			Missing     *int     `json:"missing_tree"`
-			Plan        string   `json:"plan"`
-			AUnhealthy  bool     `json:"a_unhealthy"`
-			Warnings    []string `json:"warnings"`
-		}
+		var r result
 		runPluginScript(t, "failed_index.py", true, &r, plugin, "schema")
 		if len(r.Indexes) != 1 || !strings.Contains(r.Indexes[0], "WHERE status = 'FAILED'") || r.Applied == nil || !*r.Applied {
 			t.Errorf("%s, Heat's tables present: indexes %q, applied %v (want the partial index of FAILED resources)", plugin, r.Indexes, r.Applied)
@@ -547,11 +548,7 @@ func TestFailedIndex(t *testing.T) {
 		if len(r.Warnings) != 0 {
 			t.Errorf("%s: warnings %q", plugin, r.Warnings)
 		}
-		var e struct {
-			Indexes  []string `json:"indexes"`
-			Applied  *bool    `json:"applied"`
-			Warnings []string `json:"warnings"`
-		}
+		var e result
 		runPluginScript(t, "failed_index.py", true, &e, plugin, "empty")
 		if len(e.Indexes) != 0 || e.Applied == nil || *e.Applied || len(e.Warnings) != 0 {
 			t.Errorf("%s, no tables yet: indexes %q, applied %v, warnings %q (want none, false, none)", plugin, e.Indexes, e.Applied, e.Warnings)

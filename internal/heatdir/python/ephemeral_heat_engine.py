@@ -601,6 +601,46 @@ def _nested_unchanged():
     return None
 
 
+class _SQLiteIndexes(CreateEnginePlugin):
+    """Creates indexes in a sqlite file database when Heat opens it, once a
+    process: statements(conn) gives the CREATE INDEX statements the
+    database lacks, or None when its tables are not there yet (heat-manage
+    db_sync on an empty database: nothing done, no warning); applied_as
+    names the lever in _applied."""
+
+    applied_as = None
+    statements = None
+
+    def __init__(self, url, kwargs):
+        super().__init__(url, kwargs)
+        self._db = _sqlite_file(url)
+
+    def engine_created(self, engine):
+        if self._db is None or self.applied_as in _applied:
+            return
+        db, statements_of, name = self._db, self.statements, self.applied_as
+
+        def patch():
+            import sqlite3
+            # A connection of its own, outside the engine's pool: oslo.db
+            # has not set up its per-connection settings yet.
+            conn = sqlite3.connect(db, timeout=30, isolation_level=None)
+            try:
+                statements = statements_of(conn)
+                for stmt in statements or ():
+                    conn.execute(stmt)
+            finally:
+                conn.close()
+            if statements is None:
+                return ""
+            if statements:
+                LOG.info("ephemeral.heat: %s: %d indexes created", name,
+                         len(statements))
+            return None
+
+        _apply_once(name, patch)
+
+
 # Before it leaves a nested stack alone, _nested_has_inputs asks whether a
 # resource of the stack tree is FAILED. Heat's schema indexes
 # resource.root_stack_id only, so that question reads every resource of the
@@ -616,41 +656,25 @@ def _nested_unchanged():
 FAILED_INDEX = "ephemeral_heat_failed_resource"
 
 
-def failed_index_statement(conn):
-    """The CREATE INDEX statement of FAILED_INDEX for the sqlite connection
-    conn, or None when its resource table lacks the columns."""
+def failed_index_statements(conn):
+    """The statement that creates FAILED_INDEX in the sqlite connection
+    conn's database, in a list (empty when it is there already), or None
+    when its resource table lacks the columns."""
     cols = {r[1] for r in conn.execute("PRAGMA table_info(resource)")}
     if not {"root_stack_id", "status"} <= cols:
         return None
-    return ("CREATE INDEX IF NOT EXISTS %s ON resource (root_stack_id) "
-            "WHERE status = 'FAILED'" % _quote(FAILED_INDEX))
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' "
+                    "AND name = ?", (FAILED_INDEX,)).fetchone():
+        return []
+    return ["CREATE INDEX IF NOT EXISTS %s ON resource (root_stack_id) "
+            "WHERE status = 'FAILED'" % _quote(FAILED_INDEX)]
 
 
-class _FailedIndex(CreateEnginePlugin):
+class _FailedIndex(_SQLiteIndexes):
     """Creates FAILED_INDEX in a sqlite file database, once a process."""
 
-    def __init__(self, url, kwargs):
-        super().__init__(url, kwargs)
-        self._db = _sqlite_file(url)
-
-    def engine_created(self, engine):
-        if self._db is None or "failed_resource_index" in _applied:
-            return
-        db = self._db
-
-        def patch():
-            import sqlite3
-            conn = sqlite3.connect(db, timeout=30, isolation_level=None)
-            try:
-                stmt = failed_index_statement(conn)
-                if stmt is None:
-                    return ""  # no resource table yet: nothing to index
-                conn.execute(stmt)
-            finally:
-                conn.close()
-            return None
-
-        _apply_once("failed_resource_index", patch)
+    applied_as = "failed_resource_index"
+    statements = staticmethod(failed_index_statements)
 
 
 class NestedUnchanged(_FailedIndex):
@@ -1787,35 +1811,11 @@ def _sqlite_file(url):
     return None
 
 
-class SQLiteFKIndexes(CreateEnginePlugin):
+class SQLiteFKIndexes(_SQLiteIndexes):
     """ephemeral_heat_sqlite_fk_indexes: see fk_index_statements."""
 
-    def __init__(self, url, kwargs):
-        super().__init__(url, kwargs)
-        self._db = _sqlite_file(url)
-
-    def engine_created(self, engine):
-        if self._db is None or "sqlite_fk_indexes" in _applied:
-            return
-        db = self._db
-
-        def patch():
-            import sqlite3
-            # A connection of its own, outside the engine's pool: oslo.db
-            # has not set up its per-connection settings yet.
-            conn = sqlite3.connect(db, timeout=30, isolation_level=None)
-            try:
-                statements = fk_index_statements(conn)
-                for stmt in statements:
-                    conn.execute(stmt)
-            finally:
-                conn.close()
-            if statements:
-                LOG.info("ephemeral.heat: %d foreign-key indexes created",
-                         len(statements))
-            return None
-
-        _apply_once("sqlite_fk_indexes", patch)
+    applied_as = "sqlite_fk_indexes"
+    statements = staticmethod(fk_index_statements)
 
 
 # --- sql_cache_json -------------------------------------------------------
