@@ -1083,8 +1083,10 @@ def _encode_pieces(doc, dumps, memo):
     return "{" + ", ".join(parts) + "}", new
 
 
-def _memo_bytes(memo):
-    return sum(len(m) + len(t) for m, t in memo.values())
+def _kept_bytes(text, memo):
+    """What template_store counts against its cap for one column: the text
+    and its pieces (_encode_pieces' memo)."""
+    return len(text) + sum(len(m) + len(t) for m, t in memo.values())
 
 
 def _template_store():
@@ -1181,7 +1183,7 @@ def _template_store():
                     session.expire(obj)  # the row changed under it
                 if rows != 1:  # gone: Heat's own store says so
                     return orig_store(self, context)
-        n = sum(len(now[k]) + _memo_bytes(new_memos[k]) for k in texts)
+        n = sum(_kept_bytes(now[k], new_memos[k]) for k in texts)
         if (gens.get(tid) == gen and not session.in_transaction() and
                 n <= _TEMPLATE_STORE_MAX_BYTES):
             while known and size[0] + n > _TEMPLATE_STORE_MAX_BYTES:

@@ -112,12 +112,9 @@ out["in_transaction"] = {"statements": list(statements), "row": row(t.id)}
 # The cap: the row stored longest ago is forgotten first, and its next
 # store is Heat's (a read); the rows stored since stay known.
 def held(t):
-    # What the lever keeps for t's row: the texts and their pieces.
-    n = 0
-    for doc in (t.t, t.env.env_as_dict()):
-        text, memo = ehe._encode_pieces(doc, db_types.dumps, None)
-        n += len(text) + ehe._memo_bytes(memo)
-    return n
+    # What the lever keeps for t's row: its two columns' texts and pieces.
+    return sum(ehe._kept_bytes(*ehe._encode_pieces(doc, db_types.dumps, None))
+               for doc in (t.t, t.env.env_as_dict()))
 
 
 def reads_of(t):
