@@ -4,7 +4,7 @@
 // create, an update of one parameter and the delete. The method and the
 // results are in docs/profile-real-tht.md.
 //
-//	go run ./bench/profile -computes 2 [-stock] [-set DEFAULT/key=value] [-json out.json]
+//	go run ./bench/profile [-controllers 1] -computes 2 [-stock] [-set DEFAULT/key=value] [-json out.json]
 package main
 
 import (
@@ -49,7 +49,8 @@ func main() {
 }
 
 func run() error {
-	computes := flag.Int("computes", 2, "Compute nodes (one Controller)")
+	computes := flag.Int("computes", 2, "Compute nodes")
+	controllers := flag.Int("controllers", 1, "Controller nodes")
 	stock := flag.Bool("stock", false, "TripleO's stock heat.conf instead of ours")
 	without := flag.String("without", "", "comma-separated tuning settings to leave out of ours (names as in internal/tuning)")
 	ops := flag.String("ops", "create,update,delete", "operations to profile, in order (create, check: check mode of the update, update, delete)")
@@ -67,7 +68,7 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	rt, err := bench.NewRealTHT(filepath.Join(work, "overcloud-deploy"), *computes)
+	rt, err := bench.NewRealTHTNodes(filepath.Join(work, "overcloud-deploy"), *controllers, *computes)
 	if err != nil {
 		return err
 	}
@@ -135,7 +136,7 @@ func run() error {
 				return err
 			}
 		}
-		fmt.Printf("## %s: %s (heat_stack, %d Compute)\n\n", op, d.Round(time.Millisecond), *computes)
+		fmt.Printf("## %s: %s (heat_stack, %d Controller, %d Compute)\n\n", op, d.Round(time.Millisecond), *controllers, *computes)
 		p.WriteReport(os.Stdout, action)
 		fmt.Println()
 	}

@@ -33,7 +33,12 @@ const (
 // NewRealTHT generates the workload with computes Compute nodes (and one
 // Controller) under dir.
 func NewRealTHT(dir string, computes int) (*RealTHT, error) {
-	w, err := tht.Generate(tht.Options{WorkDir: dir, ControllerCount: 1, ComputeCount: computes})
+	return NewRealTHTNodes(dir, 1, computes)
+}
+
+// NewRealTHTNodes is NewRealTHT with controllers Controller nodes.
+func NewRealTHTNodes(dir string, controllers, computes int) (*RealTHT, error) {
+	w, err := tht.Generate(tht.Options{WorkDir: dir, ControllerCount: controllers, ComputeCount: computes})
 	if err != nil {
 		return nil, err
 	}

@@ -658,18 +658,19 @@ func (r *Request) wait(ctx context.Context, c *heatapi.Client, ref heatapi.Stack
 		st, err := c.StackStatus(ctx, ref)
 		switch {
 		case err != nil && action == "DELETE" && heatapi.IsNotFound(err):
-			prog.poll(ctx, action)
+			prog.poll(ctx, action, true)
 			return nil, nil
 		case err != nil:
 			return last, fmt.Errorf("waiting for stack %s: %w", ref, err)
 		}
 		last = st
-		prog.poll(ctx, action)
+		prog.poll(ctx, action, false)
 		if strings.HasSuffix(st.Status, "_IN_PROGRESS") {
 			seenInProgress = true
 		} else if isTerminal(st.Status) {
 			ended, err := r.ended(ctx, c, ref, st, before, m.top, seenInProgress)
 			if ended {
+				prog.poll(ctx, action, true)
 				prog.done(st)
 				return st, nil
 			}

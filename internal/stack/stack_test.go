@@ -323,7 +323,7 @@ func testLifecycle(t *testing.T, c *heatapi.Client) {
 		t.Fatalf("create: %+v %v", out.Stack, err)
 	}
 	t.Logf("progress:\n%s", prog.String())
-	for _, want := range []string{"creating stack life", "resources 4/4 complete", "life.nest.inner CREATE_COMPLETE", "stack life CREATE_COMPLETE"} {
+	for _, want := range []string{"creating stack life", "resources: 4 complete, 0 in progress, 0 failed", "life.nest.inner CREATE_COMPLETE", "stack life CREATE_COMPLETE"} {
 		if !strings.Contains(prog.String(), want) {
 			t.Errorf("progress lacks %q", want)
 		}
