@@ -19,7 +19,7 @@ const heartbeat = 30 * time.Second
 const progressShare = 20
 
 // eventPage is the events asked per request, eventPages the requests per
-// poll at most (the rest comes at the next poll).
+// poll at most (the rest comes at the next poll; the final poll reads all).
 const (
 	eventPage  = 500
 	eventPages = 20
@@ -73,10 +73,10 @@ func (p *progress) poll(ctx context.Context, action string, final bool) {
 	}
 	began := time.Now()
 	var events []heatapi.Event
-	for page := 0; page < eventPages; page++ {
+	for page := 0; final || page < eventPages; page++ {
 		ev, err := p.c.ListEvents(ctx, p.ref, heatapi.EventListOpts{NestedDepth: NestedDepth, Marker: p.marker, SortDir: "asc", Limit: eventPage})
-		if err != nil || len(ev) == 0 {
-			break
+		if err != nil || len(ev) == 0 || ev[len(ev)-1].ID == p.marker {
+			break // the end, or a server that does not move on
 		}
 		events = append(events, ev...)
 		p.marker = ev[len(ev)-1].ID

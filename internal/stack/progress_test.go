@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -122,5 +123,56 @@ func TestProgressPacing(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("progress lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestProgressPages: a poll reads eventPages pages at most and the final
+// one reads to the end; a server that does not move past the marker ends
+// the final read instead of looping.
+func TestProgressPages(t *testing.T) {
+	total := 2*eventPage*eventPages + 7 // the final poll has more than eventPages pages left
+	cases := []struct {
+		name      string
+		stuck     bool // every answer is the first page
+		wantFirst int  // events printed by a poll
+		wantAll   int  // and after the final poll
+	}{
+		{"pages", false, eventPage * eventPages, total},
+		{"a server stuck on one page", true, eventPage, eventPage},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				from := 0
+				if m := r.URL.Query().Get("marker"); m != "" && !tc.stuck {
+					from, _ = strconv.Atoi(m)
+				}
+				limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+				var events []heatapi.Event
+				for i := from + 1; i <= total && len(events) < limit; i++ {
+					e := ev("life", "top-id", "r"+strconv.Itoa(i), "CREATE_COMPLETE", "id")
+					e.ID = strconv.Itoa(i)
+					events = append(events, e)
+				}
+				json.NewEncoder(w).Encode(map[string]any{"events": events})
+			}))
+			defer srv.Close()
+			c, err := heatapi.NewNoAuth(srv.URL + "/v1/t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			r := &Request{o: Options{Progress: &out}, masker: strings.NewReplacer()}
+			p := newProgress(r, c, heatapi.StackRef{Name: "life", ID: "top-id"}, "", time.Now())
+			printed := func() int { return strings.Count(out.String(), " CREATE_COMPLETE ") }
+			p.poll(context.Background(), "CREATE", false)
+			if got := printed(); got != tc.wantFirst {
+				t.Errorf("a poll printed %d events, want %d", got, tc.wantFirst)
+			}
+			p.poll(context.Background(), "CREATE", true)
+			if got := printed(); got != tc.wantAll {
+				t.Errorf("after the final poll %d events, want %d", got, tc.wantAll)
+			}
+		})
 	}
 }
