@@ -3,9 +3,12 @@ package podheat_test
 // Acceptance tests against a real podman (run as root here): they need
 // podman, runc and the image `make heat-image` builds. The image is built on
 // demand when missing (about 2.5 minutes on 2 cores); a missing podman FAILS
-// the tests with the command that installs it. When no podman service
-// answers on the default socket, the tests start `podman system service` on a
-// temporary unix socket and stop it (by its pid) at the end. CONTAINERS_CONF
+// the tests with the command that installs it. The tests start their own
+// `podman system service` on a temporary unix socket and stop it (by its
+// pid) at the end, unless EPHEMERAL_HEAT_PODMAN_SOCKET names one to use: a
+// service that answers on the default socket may be another's that ends
+// while they run (a molecule scenario beside them in make test stops the
+// one it started). CONTAINERS_CONF
 // points at scripts/containers.conf (runc, ulimits within the hard limits).
 // With -short (make unit) they are skipped.
 
@@ -84,11 +87,6 @@ func setup() error {
 	}
 	ctx := context.Background()
 	sock := os.Getenv("EPHEMERAL_HEAT_PODMAN_SOCKET")
-	if sock == "" {
-		if _, err := podheat.Connect(ctx, podheat.DefaultSocket()); err == nil {
-			sock = podheat.DefaultSocket()
-		}
-	}
 	if sock == "" {
 		dir, err := os.MkdirTemp("", "podheat-test-")
 		if err != nil {
