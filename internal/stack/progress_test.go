@@ -22,6 +22,21 @@ func ev(name, id, res, st, phys string) heatapi.Event {
 		Links: []heatapi.Link{{Rel: "stack", Href: "http://127.0.0.1:1/v1/t/stacks/" + name + "/" + id}}}
 }
 
+// progressOn is the progress of stack life (top-id) on a fake Heat API
+// that answers with handler, and what it prints.
+func progressOn(t *testing.T, handler http.HandlerFunc) (*progress, *bytes.Buffer) {
+	t.Helper()
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	c, err := heatapi.NewNoAuth(srv.URL + "/v1/t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &bytes.Buffer{}
+	r := &Request{o: Options{Progress: out}, masker: strings.NewReplacer()}
+	return newProgress(r, c, heatapi.StackRef{Name: "life", ID: "top-id"}, "", time.Now()), out
+}
+
 // TestProgressEvents: the paths and the counts progress derives from the
 // events alone (no resource list).
 func TestProgressEvents(t *testing.T) {
@@ -79,7 +94,7 @@ func TestProgressEvents(t *testing.T) {
 func TestProgressPacing(t *testing.T) {
 	var calls atomic.Int32
 	const delay = 20 * time.Millisecond
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p, out := progressOn(t, func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/events") || r.URL.Query().Get("nested_depth") == "" {
 			http.Error(w, "unexpected "+r.URL.String(), http.StatusBadRequest)
 			return
@@ -96,15 +111,7 @@ func TestProgressPacing(t *testing.T) {
 			events[i].ID = "e" + string(rune('0'+n))
 		}
 		json.NewEncoder(w).Encode(map[string]any{"events": events})
-	}))
-	defer srv.Close()
-	c, err := heatapi.NewNoAuth(srv.URL + "/v1/t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	r := &Request{o: Options{Progress: &out}, masker: strings.NewReplacer()}
-	p := newProgress(r, c, heatapi.StackRef{Name: "life", ID: "top-id"}, "", time.Now())
+	})
 	ctx := context.Background()
 	p.poll(ctx, "CREATE", false)
 	p.poll(ctx, "CREATE", false) // within (progressShare-1) times the first read: skipped
@@ -142,7 +149,7 @@ func TestProgressPages(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p, out := progressOn(t, func(w http.ResponseWriter, r *http.Request) {
 				from := 0
 				if m := r.URL.Query().Get("marker"); m != "" && !tc.stuck {
 					from, _ = strconv.Atoi(m)
@@ -155,15 +162,7 @@ func TestProgressPages(t *testing.T) {
 					events = append(events, e)
 				}
 				json.NewEncoder(w).Encode(map[string]any{"events": events})
-			}))
-			defer srv.Close()
-			c, err := heatapi.NewNoAuth(srv.URL + "/v1/t")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out bytes.Buffer
-			r := &Request{o: Options{Progress: &out}, masker: strings.NewReplacer()}
-			p := newProgress(r, c, heatapi.StackRef{Name: "life", ID: "top-id"}, "", time.Now())
+			})
 			printed := func() int { return strings.Count(out.String(), " CREATE_COMPLETE ") }
 			p.poll(context.Background(), "CREATE", false)
 			if got := printed(); got != tc.wantFirst {
