@@ -664,18 +664,18 @@ func (r *Request) wait(ctx context.Context, c *heatapi.Client, ref heatapi.Stack
 			return last, fmt.Errorf("waiting for stack %s: %w", ref, err)
 		}
 		last = st
-		prog.poll(ctx, action, false)
 		if strings.HasSuffix(st.Status, "_IN_PROGRESS") {
 			seenInProgress = true
 		} else if isTerminal(st.Status) {
 			ended, err := r.ended(ctx, c, ref, st, before, m.top, seenInProgress)
 			if ended {
-				prog.poll(ctx, action, true)
+				prog.poll(ctx, action, true) // what is left, unpaced
 				prog.done(st)
 				return st, nil
 			}
 			lastErr = err
 		}
+		prog.poll(ctx, action, false)
 		if time.Now().After(deadline) {
 			msg := fmt.Sprintf("timed out after %s waiting for stack %s to end its %s (it is %s)", time.Since(start).Round(time.Second), r.o.Name, action, st.Status)
 			if lastErr != nil {
