@@ -14,7 +14,9 @@
 //	python/                 our SQLAlchemy plugin, on Heat's PYTHONPATH (python.go)
 //	launch.json             the launch record (record.go)
 //	launch.lock             the lock of launches, stops and restores (lock.go)
-//	log/                    Heat's logs, the launcher's and the watchdog's
+//	log/                    Heat's logs, the launcher's and the watchdog's (the
+//	                        overcloud_stack role adds heat_stack's progress log and
+//	                        async/, its background job's result, by its defaults)
 //	heat.sqlite             the sqlite database (database: sqlite)
 //	heat-pod.yaml mariadb-init.sql rabbitmq.conf mysql/ run/   a pod (heat_type pod)
 //	heat-db-*.sql[.gz] (+ .sha256, .manifest.json)   dumps (package dumps names them)

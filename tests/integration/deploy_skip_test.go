@@ -58,9 +58,12 @@ func TestDeploySkipFollowsEveryFileSent(t *testing.T) {
 
 	// The first deploy, and a second one on the same working dir while it runs.
 	firstRun := exec.Command("ansible-playbook", append([]string{"-i", "localhost,", book, "-e", "overcloud_stack_progress_interval=1"}, vars...)...)
-	// The background create's job file, in a directory of the test's own.
-	asyncDir := filepath.Join(t.TempDir(), "async")
-	firstRun.Env = append(append([]string(nil), env...), "ANSIBLE_ASYNC_DIR="+asyncDir)
+	// HOME is not the user's home directory: ansible-core 2.14 would write
+	// the background create's job file under $HOME/.ansible_async and look
+	// for it under the user's home ("could not find job"). The role keeps
+	// it in the heat_dir instead.
+	home := t.TempDir()
+	firstRun.Env = append(append([]string(nil), env...), "HOME="+home)
 	var firstOut bytes.Buffer
 	firstRun.Stdout, firstRun.Stderr = &firstOut, &firstOut
 	if err := firstRun.Start(); err != nil {
@@ -94,9 +97,17 @@ func TestDeploySkipFollowsEveryFileSent(t *testing.T) {
 	if lay.Holder() != "" {
 		t.Errorf("the working dir is still locked after the deploy: %s", lay.Holder())
 	}
-	// The job's result file (the stack's outputs) is removed once read.
+	// The job's result file (the stack's outputs) went to the heat_dir's
+	// async directory (0700), not under HOME, and is removed once read.
+	asyncDir := filepath.Join(heatDir, "log", "async")
 	if left, err := os.ReadDir(asyncDir); err != nil || len(left) != 0 {
 		t.Errorf("the async directory %s after the deploy: %v %v (want it made by the background create, and emptied)", asyncDir, left, err)
+	}
+	if st, err := os.Stat(asyncDir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("the async directory %s: %v, %v (want mode 0700)", asyncDir, st, err)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".ansible_async")); !os.IsNotExist(err) {
+		t.Errorf("the deploy used $HOME/.ansible_async (%v), not the heat_dir's async directory", err)
 	}
 	// Progress, without -v: rounds while the create runs (heat_stack says
 	// how long it took), not only the final one, with the resources

@@ -63,10 +63,7 @@ func stepScaleDown(t *testing.T, s *Suite) {
 	ctx := context.Background()
 	root := tripleocommon.RepoRoot()
 	// The deploy playbook runs as an operator runs it: this collection,
-	// the checkout's ansible.cfg, the user's HOME. (Not the scale
-	// playbook's HOME: with HOME other than the user's home, ansible-core
-	// 2.14's async_wrapper writes its job file under $HOME/.ansible_async
-	// and async_status looks for it under the home directory of the user.)
+	// the checkout's ansible.cfg, the user's HOME.
 	deployEnv := ansibletest.Env(t, root)
 	l, err := workdir.New(s.Workload.WorkDir, s.Workload.StackName)
 	if err != nil {
