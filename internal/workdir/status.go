@@ -1,6 +1,7 @@
 package workdir
 
 import (
+	"errors"
 	"fmt"
 
 	"gopkg.in/yaml.v3"
@@ -33,6 +34,10 @@ type Status struct {
 	Stage string `yaml:"deployment_stage,omitempty"`
 }
 
+// ErrStatusFormat is in ReadStatus's error when the status file is not the
+// status YAML (the next deploy rewrites it).
+var ErrStatusFormat = errors.New("not a deployment status file")
+
 // ReadStatus reads the status file; nil when there is none.
 func (l Layout) ReadStatus() (*Status, error) {
 	b, err := readFile(l.Status(), "deployment status")
@@ -44,9 +49,25 @@ func (l Layout) ReadStatus() (*Status, error) {
 	}
 	var s Status
 	if err := yaml.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("deployment status %s: %w", l.Status(), err)
+		return nil, fmt.Errorf("deployment status %s: %w: %v", l.Status(), ErrStatusFormat, err)
 	}
 	return &s, nil
+}
+
+// StatusUnreadable is what PreviousStatus says of a status file that is
+// not the status YAML.
+const StatusUnreadable = "UNREADABLE"
+
+// PreviousStatus is the recorded status as a deploy reports it before it
+// writes its own: nil when there is none, Status StatusUnreadable when the
+// file is not the status YAML (the deploy rewrites it). A file the working
+// dir's guards refuse is an error.
+func (l Layout) PreviousStatus() (*Status, error) {
+	s, err := l.ReadStatus()
+	if errors.Is(err, ErrStatusFormat) {
+		return &Status{Status: StatusUnreadable}, nil
+	}
+	return s, err
 }
 
 // WriteStatus writes the status file (mode 0600, atomically) and reports

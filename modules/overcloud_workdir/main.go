@@ -344,6 +344,14 @@ func prepare(ctx *module.Context, l workdir.Layout, res module.Result) (module.R
 		return res, err
 	}
 	res["previous_fingerprint"] = fp
+	prev, err := l.PreviousStatus()
+	if err != nil {
+		return res, err
+	}
+	res["previous_status"] = map[string]any{}
+	if prev != nil {
+		res["previous_status"] = map[string]any{"deployment_status": prev.Status, "deployment_phase": prev.Phase, "deployment_stage": prev.Stage}
+	}
 	res["changed"] = pr.Changed
 	res["environment_files_before"] = pr.EnvironmentsBefore
 	res["environment_files_after"] = pr.EnvironmentsAfter

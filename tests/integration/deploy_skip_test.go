@@ -172,3 +172,67 @@ func TestDeploySkipFollowsEveryFileSent(t *testing.T) {
 		t.Fatalf("re-run after the edited deploy: changed=%d failed=%d\n%s", changed, failed, out)
 	}
 }
+
+// TestDeployAfterAFailedDeployRuns: the skip holds only while the last
+// deploy of the working dir succeeded. After a deploy that failed (here
+// its stack), the inputs of the deploy before it no longer describe the
+// working dir, so deploying them again runs (Heat, a new dump, the status
+// back to DEPLOY_SUCCESS); the deploy after that is skipped again.
+func TestDeployAfterAFailedDeployRuns(t *testing.T) {
+	heattest.RequireHeat(t)
+	env := ansibleEnv(t)
+	root := repoRoot(t)
+	work := filepath.Join(t.TempDir(), "overcloud-deploy", "again")
+	heatDir := filepath.Join(work, "heat-launcher")
+	port, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	book := filepath.Join(root, "playbooks", "deploy-overcloud.yml")
+	vars := func(template string) []string {
+		return jsonVars(t, map[string]any{"stack_name": "again", "work_dir": work, "heat_api_port": port,
+			"template": filepath.Join(root, "tests", "integration", "testdata", template)})
+	}
+	lay, err := workdir.New(work, "again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := func() string {
+		s, err := lay.ReadStatus()
+		if err != nil || s == nil {
+			t.Fatalf("deployment status: %v %v", s, err)
+		}
+		return s.Status
+	}
+
+	if changed, failed, out := playbook(t, env, book, vars("tiny.yaml")...); failed != 0 || changed == 0 {
+		t.Fatalf("first deploy: changed=%d failed=%d\n%s", changed, failed, out)
+	}
+	if _, failed, out := playbook(t, env, book, vars("fails.yaml")...); failed == 0 {
+		t.Fatalf("the deploy of a failing stack did not fail:\n%s", out)
+	}
+	if got := status(); got != workdir.StatusFailed {
+		t.Fatalf("status after the failed deploy: %s", got)
+	}
+	before, _ := dumps.List(heatDir)
+
+	// The first deploy's inputs again: deployed, not "nothing to do".
+	changed, failed, out := playbook(t, env, book, vars("tiny.yaml")...)
+	if failed != 0 || changed == 0 || strings.Contains(out, "nothing to do") {
+		t.Fatalf("the first deploy's inputs after a failed deploy: changed=%d failed=%d (want a deploy)\n%s", changed, failed, out)
+	}
+	if !strings.Contains(out, "the last deploy of again recorded in "+work+" did not succeed (DEPLOY_FAILED, phase ") {
+		t.Errorf("the deploy does not say why it runs (the last deploy failed):\n%s", out)
+	}
+	if got := status(); got != workdir.StatusSuccess {
+		t.Errorf("status after deploying again: %s", got)
+	}
+	if after, _ := dumps.List(heatDir); len(after) != len(before)+1 {
+		t.Errorf("deploying again saved no new dump: %v, before %v", after, before)
+	}
+
+	// And now it is the last successful deploy: skipped.
+	if changed, failed, out := playbook(t, env, book, vars("tiny.yaml")...); failed != 0 || changed != 0 {
+		t.Errorf("identical re-run after it: changed=%d failed=%d\n%s", changed, failed, out)
+	}
+}

@@ -144,4 +144,22 @@ func TestSIGINTDuringStackCreateTearsDown(t *testing.T) {
 	if !proc.PortFree("127.0.0.1", port) {
 		t.Errorf("the API port is still in use")
 	}
+
+	// What the operator does next: deploy again into the same working dir
+	// and port (here a stack that completes at once). The interrupted run's
+	// background heat_stack may still be ending beside it.
+	again := map[string]any{
+		"stack_name": "slow", "work_dir": work, "heat_api_port": port,
+		"template": filepath.Join(root, "tests", "integration", "testdata", "tiny.yaml"),
+	}
+	changed, failed, rerun := playbook(t, env, filepath.Join(root, "playbooks", "deploy-overcloud.yml"), jsonVars(t, again)...)
+	if failed != 0 || changed == 0 {
+		t.Fatalf("the deploy after the interrupted one: changed=%d failed=%d\n%s", changed, failed, rerun)
+	}
+	if !strings.Contains(rerun, "did not succeed (DEPLOYING, phase ") || !strings.Contains(rerun, "interrupted, or its host went down") {
+		t.Errorf("the deploy after the interrupted one does not say that the last one did not end:\n%s", rerun)
+	}
+	if got := proc.FindByArg(filepath.Join(heatDir, heatdir.HeatConf)); len(got) != 0 {
+		t.Errorf("Heat still runs after the second deploy: %v", got)
+	}
 }
