@@ -70,14 +70,24 @@ func TestStartCheckStop(t *testing.T) {
 	if rec.PGID != rec.PID {
 		t.Fatalf("not its own group: %+v", rec)
 	}
-	// The shell forks its sleep: wait for the group to have both.
-	for deadline := time.Now().Add(10 * time.Second); len(GroupMembers(rec.PGID)) < 2; time.Sleep(20 * time.Millisecond) {
+	// The shell forks its sleep: wait for the group to have both, the
+	// child past its exec (until then it has the shell's command line, and
+	// FindByArg below would find two shells).
+	sleeping := func() bool {
+		for _, pid := range GroupMembers(rec.PGID) {
+			if info, err := Inspect(pid); err == nil && len(info.Cmdline) > 0 && info.Cmdline[0] == sleep {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(GroupMembers(rec.PGID)) < 2 || !sleeping(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("group has %d members after 10 s", len(GroupMembers(rec.PGID)))
+			t.Fatalf("group has %d members after 10 s, sleep among them: %v", len(GroupMembers(rec.PGID)), sleeping())
 		}
 	}
-	if len(FindByArg("trap '' TERM; "+sleep+" 300 & wait")) != 1 {
-		t.Errorf("FindByArg did not find the shell")
+	if got := FindByArg("trap '' TERM; " + sleep + " 300 & wait"); len(got) != 1 {
+		t.Errorf("FindByArg found %d processes, want the shell alone: %+v", len(got), got)
 	}
 	// The tag is in the environment of the shell and of its child.
 	if got := FindTagged(tag); len(got) != 2 {
