@@ -1,7 +1,6 @@
 package workdir
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -21,6 +20,7 @@ var fingerprintRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // the working dir (outputs, config-download) and the nodes, so the inputs
 // that succeeded before it no longer describe them: the next deploy runs
 // and rewrites both.
+//
 // The fingerprint file is read first, through the working dir's guards,
 // so that one replaced by a symlink or a FIFO is refused whatever the
 // status says; the status file, read the same way, when it holds one.
@@ -70,10 +70,7 @@ func (l Layout) WriteFingerprint(fp string, check bool) (bool, error) {
 // not a success (and no error: the next deploy rewrites it); a file the
 // working dir's guards refuse (a symlink, another owner's) is an error.
 func (l Layout) lastDeploySucceeded() (bool, error) {
-	s, err := l.ReadStatus()
-	if errors.Is(err, ErrStatusFormat) {
-		return false, nil
-	}
+	s, err := l.PreviousStatus()
 	if err != nil || s == nil {
 		return false, err
 	}
