@@ -33,6 +33,14 @@ func ansibleEnv(t *testing.T) []string {
 	return ansibletest.Env(t, repoRoot(t))
 }
 
+// testdataDeploy are the deploy playbook's vars for stack name in the
+// working dir work, its Heat API on port, the top template
+// tests/integration/testdata/<template>.
+func testdataDeploy(root, name, work string, port int, template string) map[string]any {
+	return map[string]any{"stack_name": name, "work_dir": work, "heat_api_port": port,
+		"template": filepath.Join(root, "tests", "integration", "testdata", template)}
+}
+
 // playbook runs a playbook and returns the recap's changed and failed counts.
 func playbook(t *testing.T, env []string, book string, args ...string) (changed, failed int, out string) {
 	t.Helper()

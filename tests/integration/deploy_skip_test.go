@@ -190,8 +190,7 @@ func TestDeployAfterAFailedDeployRuns(t *testing.T) {
 	}
 	book := filepath.Join(root, "playbooks", "deploy-overcloud.yml")
 	vars := func(template string) []string {
-		return jsonVars(t, map[string]any{"stack_name": "again", "work_dir": work, "heat_api_port": port,
-			"template": filepath.Join(root, "tests", "integration", "testdata", template)})
+		return jsonVars(t, testdataDeploy(root, "again", work, port, template))
 	}
 	lay, err := workdir.New(work, "again")
 	if err != nil {

@@ -61,10 +61,7 @@ func TestSIGINTDuringStackCreateTearsDown(t *testing.T) {
 	work := filepath.Join(t.TempDir(), "overcloud-deploy", "slow")
 	heatDir := filepath.Join(work, "heat-launcher")
 	port, _ := proc.FreePort()
-	vars, _ := json.Marshal(map[string]any{
-		"stack_name": "slow", "work_dir": work, "heat_api_port": port,
-		"template": filepath.Join(root, "tests", "integration", "testdata", "slow.yaml"),
-	})
+	vars, _ := json.Marshal(testdataDeploy(root, "slow", work, port, "slow.yaml"))
 	cmd := exec.Command("ansible-playbook", "-i", "localhost,", filepath.Join(root, "playbooks", "deploy-overcloud.yml"), "-e", string(vars))
 	cmd.Env = env
 	cmd.Dir = root
@@ -148,10 +145,7 @@ func TestSIGINTDuringStackCreateTearsDown(t *testing.T) {
 	// What the operator does next: deploy again into the same working dir
 	// and port (here a stack that completes at once). The interrupted run's
 	// background heat_stack may still be ending beside it.
-	again := map[string]any{
-		"stack_name": "slow", "work_dir": work, "heat_api_port": port,
-		"template": filepath.Join(root, "tests", "integration", "testdata", "tiny.yaml"),
-	}
+	again := testdataDeploy(root, "slow", work, port, "tiny.yaml")
 	changed, failed, rerun := playbook(t, env, filepath.Join(root, "playbooks", "deploy-overcloud.yml"), jsonVars(t, again)...)
 	if failed != 0 || changed == 0 {
 		t.Fatalf("the deploy after the interrupted one: changed=%d failed=%d\n%s", changed, failed, rerun)
