@@ -19,6 +19,20 @@ import (
 // playbook with tripleo-ansible on the paths, but for the differences
 // tripleocommon.Allowed explains. Read-only.
 func stepConfigDownload(t *testing.T, s *Suite) {
+	p := configDownloadParity(t, s)
+	for _, f := range []string{"deploy_steps_playbook.yaml", "deployments.yaml", "Controller/deploy_steps_tasks_step1.yaml",
+		"Compute/deploy_steps_tasks_step5.yaml", "group_vars/Controller", "templates/heat-config.j2"} {
+		if _, err := os.Stat(filepath.Join(p.Ours, f)); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+}
+
+// configDownloadParity runs the differential test on s.Stack, fails t on
+// each unexplained difference, checks that the rendering has every host of
+// the workload and at least three playbooks, and returns the run.
+func configDownloadParity(t *testing.T, s *Suite) *tripleocommon.Parity {
+	t.Helper()
 	if err := tripleocommon.RequirePython(); err != nil {
 		t.Fatal(err)
 	}
@@ -49,13 +63,8 @@ func stepConfigDownload(t *testing.T, s *Suite) {
 			t.Errorf("host %s: %v", h.Name, err)
 		}
 	}
-	for _, f := range []string{"deploy_steps_playbook.yaml", "deployments.yaml", "Controller/deploy_steps_tasks_step1.yaml",
-		"Compute/deploy_steps_tasks_step5.yaml", "group_vars/Controller", "templates/heat-config.j2"} {
-		if _, err := os.Stat(filepath.Join(p.Ours, f)); err != nil {
-			t.Errorf("%v", err)
-		}
-	}
 	if len(p.Playbooks) < 3 {
 		t.Errorf("playbooks checked: %v", p.Playbooks)
 	}
+	return p
 }

@@ -66,6 +66,11 @@ type Options struct {
 	// user-environments/) and <stack>-passwords.yaml, generated once and
 	// reused. Created with mode 0700 when missing.
 	WorkDir string
+	// THTEnvironments are environments of the rendered tree itself, by
+	// path relative to its root (e.g. "environments/docker-ha.yaml"), as
+	// an operator adds `-e /usr/share/openstack-tripleo-heat-templates/...`:
+	// the user's -e files, before ExtraEnvironments.
+	THTEnvironments []string
 	// ExtraEnvironments are the user's own -e files, last.
 	ExtraEnvironments []string
 	// DeployIdentifier (0: DefaultDeployIdentifier).
@@ -216,6 +221,11 @@ func Generate(o Options) (*Workload, error) {
 		}
 	}
 	o.ExtraEnvironments = extra
+	for _, e := range o.THTEnvironments {
+		if !filepath.IsLocal(e) || filepath.Clean(e) != e {
+			return nil, fmt.Errorf("tht: THT environment %q: want a clean path relative to the tree's root, such as environments/docker-ha.yaml", e)
+		}
+	}
 	root, err := cacheRoot(o.CacheDir)
 	if err != nil {
 		return nil, err
@@ -313,7 +323,8 @@ func placeTree(workDir, rendered string) (string, bool, error) {
 //  4. the VIP environment, 5. the node environment,
 //  6. the ContainerImagePrepare environment (tripleo-common's
 //     container_image_prepare_defaults.yaml, as `openstack tripleo container
-//     image prepare default` writes it), 7. the user's own.
+//     image prepare default` writes it), 7. the user's own: the tree's
+//     (THTEnvironments), then ExtraEnvironments.
 func writeEnvironments(w *Workload, o Options, counts map[string]int, root string, commonSrc *source) error {
 	common, err := readCommon(root, commonSrc)
 	if err != nil {
@@ -349,7 +360,15 @@ func writeEnvironments(w *Workload, o Options, counts map[string]int, root strin
 	}
 	registry := filepath.Join(tree, "overcloud-resource-registry-puppet.yaml")
 	deployedServer := filepath.Join(tree, "environments", "deployed-server-environment.yaml")
-	userEnvs := append([]string{vipPath, nodePath, prepare}, o.ExtraEnvironments...)
+	userEnvs := []string{vipPath, nodePath, prepare}
+	for _, e := range o.THTEnvironments {
+		p := filepath.Join(tree, e)
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			return fmt.Errorf("tht: THT environment %s: no such file in the tree rendered from %s (%s)", e, w.THTSource, tree)
+		}
+		userEnvs = append(userEnvs, p)
+	}
+	userEnvs = append(userEnvs, o.ExtraEnvironments...)
 
 	// build_image_params merges the registry and the user's environments
 	// (not the deployed-server one) to find the enabled services.

@@ -809,3 +809,51 @@ func contains(l []any, s string) bool {
 	}
 	return false
 }
+
+// THTEnvironments are the tree's own environments, by path from its root,
+// as the user's -e files after the generated ones and before
+// ExtraEnvironments; they take part in <Role>Services as any user
+// environment; a path that leaves the tree or names no file is an error.
+func TestTHTEnvironments(t *testing.T) {
+	reference(t)
+	dir := t.TempDir()
+	extra := filepath.Join(dir, "site.yaml")
+	if err := os.WriteFile(extra, []byte("parameter_defaults:\n  CloudName: site.example\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Generate(Options{WorkDir: filepath.Join(dir, "w"), THTEnvironments: []string{"environments/services/octavia.yaml"},
+		ExtraEnvironments: []string{extra}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(w.EnvironmentFiles)
+	if got, want := w.EnvironmentFiles[n-2:], []string{filepath.Join(w.TemplateDir, "environments", "services", "octavia.yaml"), extra}; !reflect.DeepEqual(got, want) {
+		t.Errorf("last environments %v, want %v", got, want)
+	}
+	if got, want := w.EnvironmentFiles[:n-2], shared(t).EnvironmentFiles; len(got) != len(want) {
+		t.Errorf("generated environments %v, want as many as %v", got, want)
+	}
+	// octavia.yaml maps the Octavia services, which the default registry
+	// leaves OS::Heat::None.
+	base := parameterDefaults(t, shared(t).EnvironmentFiles[1])
+	params := parameterDefaults(t, w.EnvironmentFiles[1])
+	const api = "OS::TripleO::Services::OctaviaApi"
+	if had, has := base["ControllerServices"].([]any), params["ControllerServices"].([]any); contains(had, api) || !contains(has, api) {
+		t.Errorf("ControllerServices: OctaviaApi before %v, with octavia.yaml %v", contains(had, api), contains(has, api))
+	}
+
+	for _, tc := range []struct{ env, want string }{
+		{"../overcloud.yaml", "relative to the tree's root"},
+		{"/etc/passwd", "relative to the tree's root"},
+		{"environments/../environments/services/octavia.yaml", "relative to the tree's root"},
+		{"environments/no-such.yaml", "no such file in the tree"},
+		{"environments", "no such file in the tree"},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			_, err := Generate(Options{WorkDir: filepath.Join(t.TempDir(), "w"), THTEnvironments: []string{tc.env}})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.env) {
+				t.Errorf("error %v, want one naming %s and saying %q", err, tc.env, tc.want)
+			}
+		})
+	}
+}

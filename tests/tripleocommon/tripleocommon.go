@@ -38,6 +38,7 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/configdownload"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"gopkg.in/yaml.v3"
 )
 
 // The reference trees and the environment variables that override them
@@ -475,7 +476,9 @@ func short(v any) string {
 }
 
 // Playbooks lists the top-level files of a config-download tree that are
-// playbooks (a YAML list of plays), sorted.
+// playbooks, sorted: a YAML list whose every item is a play (a mapping with
+// hosts or import_playbook). A task list (external_post_deploy_tasks and
+// the like) is not one, whatever its tasks' arguments contain.
 func Playbooks(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -490,15 +493,29 @@ func Playbooks(dir string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		// A play list starts with "- " and has hosts: or import_playbook:.
-		s := string(b)
-		if strings.HasPrefix(strings.TrimSpace(s), "- ") && (strings.Contains(s, "hosts:") || strings.Contains(s, "import_playbook:")) &&
-			!strings.Contains(s, "\n- name: Quote the JSON") {
+		if isPlaybook(b) {
 			books = append(books, e.Name())
 		}
 	}
 	sort.Strings(books)
 	return books, nil
+}
+
+// isPlaybook reports whether b is a YAML list of plays.
+func isPlaybook(b []byte) bool {
+	var items []map[string]any
+	if yaml.Unmarshal(b, &items) != nil || len(items) == 0 {
+		return false
+	}
+	for _, it := range items {
+		_, hosts := it["hosts"]
+		_, imp := it["import_playbook"]
+		_, fq := it["ansible.builtin.import_playbook"]
+		if !hosts && !imp && !fq {
+			return false
+		}
+	}
+	return true
 }
 
 // ListTasks runs ansible-playbook --list-tasks on playbooks of dir (one

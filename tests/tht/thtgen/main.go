@@ -3,6 +3,7 @@
 // in order, for heat_stack, `openstack stack create` or the benchmark.
 //
 //	go run ./tests/tht/thtgen -dir /tmp/oc -computes 10
+//	go run ./tests/tht/thtgen -dir /tmp/oc -tht-env environments/services/octavia.yaml
 //	go run ./tests/tht/thtgen -dir /tmp/oc -json
 package main
 
@@ -34,7 +35,7 @@ func (r removedFlag) Set(v string) error {
 func main() {
 	var o tht.Options
 	removed := removedFlag{}
-	var extra multiFlag
+	var extra, treeEnvs multiFlag
 	asJSON := flag.Bool("json", false, "print the whole workload (template, environments, hosts, timings) as JSON")
 	flag.StringVar(&o.WorkDir, "dir", "", "work directory to write into (required; created 0700)")
 	flag.StringVar(&o.THT, "tht", "", "tripleo-heat-templates directory or .tar.gz (default $"+tht.EnvTHT+", else ../shared/reference/"+tht.THTTarball+")")
@@ -44,6 +45,7 @@ func main() {
 	flag.StringVar(&o.StackName, "stack", tht.DefaultStackName, "stack name")
 	flag.Int64Var(&o.DeployIdentifier, "deploy-identifier", tht.DefaultDeployIdentifier, "DeployIdentifier")
 	flag.Var(removed, "removed", "ROLE:INDEX of a node removed by a scale-down (repeatable)")
+	flag.Var(&treeEnvs, "tht-env", "environment of the rendered tree, by path from its root (e.g. environments/services/octavia.yaml), before the -e files (repeatable)")
 	flag.Var(&extra, "e", "extra environment file, last (repeatable)")
 	flag.Parse()
 	if o.WorkDir == "" || flag.NArg() > 0 {
@@ -52,6 +54,7 @@ func main() {
 		os.Exit(2)
 	}
 	o.Removed = removed
+	o.THTEnvironments = treeEnvs
 	o.ExtraEnvironments = extra
 	w, err := tht.Generate(o)
 	if err != nil {
