@@ -36,10 +36,11 @@ var servicesEnvironments = []string{
 // TestRealTHTServices is the second real-THT stack of a run: the wallaby
 // overcloud with three Controllers (a bootstrap node and two others) and
 // servicesEnvironments, created through heat_stack on its own Heat, then
-// config_download's differential test against tripleo-common's own code on
-// it (as the config-download step of TestRealTHT, which runs on the default
-// services only). The services must show in the rendering, so that the
-// environments are known to have reached the stack.
+// the export (stepExport: ours against tripleoclient's export_overcloud)
+// and config_download's differential test against tripleo-common's own code
+// on it, as TestRealTHT's steps do on the default services. The services
+// must show in the rendering, so that the environments are known to have
+// reached the stack.
 func TestRealTHTServices(t *testing.T) {
 	heattest.RequireHeat(t)
 	s := &Suite{Opts: tht.Options{WorkDir: filepath.Join(t.TempDir(), "overcloud-deploy"), ControllerCount: 3, ComputeCount: 1,
@@ -66,6 +67,9 @@ func TestRealTHTServices(t *testing.T) {
 	if u, _ := out.Outputs["KeystoneURL"].(string); !strings.HasPrefix(u, "https://") {
 		t.Errorf("KeystoneURL %q: tls-endpoints-public-ip.yaml did not reach the stack", u)
 	}
+
+	// The export against tripleoclient's own, on this stack's working dir.
+	t.Run("export", func(t *testing.T) { stepExport(t, s) })
 
 	p := configDownloadParity(t, s)
 	for file, want := range map[string]string{
