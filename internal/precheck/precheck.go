@@ -230,6 +230,9 @@ type request struct {
 	// say which file unregistered a network.
 	envPaths []string
 	envs     []map[string]any
+	// provisionedFrom names the environment file that set
+	// DeployedNetworkEnvironment last ("" when none does).
+	provisionedFrom string
 }
 
 func (r *request) networkNames() []string {
@@ -267,6 +270,9 @@ func loadRequest(o Options) (*request, error) {
 		if pd, ok := env["parameter_defaults"].(map[string]any); ok {
 			if _, ok := pd["CephClusterFSID"]; ok {
 				r.fsidFrom = r.envPaths[i]
+			}
+			if _, ok := pd[deployedNetworkEnv]; ok {
+				r.provisionedFrom = r.envPaths[i]
 			}
 		}
 	}
@@ -374,22 +380,36 @@ func envNetworks(env map[string]any, where string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dne, ok := pd["DeployedNetworkEnvironment"].(map[string]any); ok {
-		if nam, ok := dne["net_attributes_map"].(map[string]any); ok {
-			for lower, attrs := range nam {
-				if isCtlplane(lower) {
-					continue
-				}
-				name := displayName(lower, nil)
-				if n := taggedNetworkName(attrs); n != "" {
-					name = n
-				}
-				nets[netKey(lower)] = name
-			}
-		}
+	for k, name := range provisionedNetworks(pd) {
+		nets[k] = name
 	}
 	return nets, nil
 }
+
+// provisionedNetworks returns the networks of parameter_defaults pd's
+// DeployedNetworkEnvironment.net_attributes_map (ctlplane excluded), keyed
+// by netKey.
+func provisionedNetworks(pd map[string]any) map[string]string {
+	nets := map[string]string{}
+	dne, _ := pd[deployedNetworkEnv].(map[string]any)
+	nam, _ := dne["net_attributes_map"].(map[string]any)
+	for lower, attrs := range nam {
+		if isCtlplane(lower) {
+			continue
+		}
+		name := displayName(lower, nil)
+		if n := taggedNetworkName(attrs); n != "" {
+			name = n
+		}
+		nets[netKey(lower)] = name
+	}
+	return nets
+}
+
+// deployedNetworkEnv is the parameter through which networks provisioned
+// outside Heat (`openstack overcloud network provision`'s
+// networks-deployed.yaml) reach the deploy.
+const deployedNetworkEnv = "DeployedNetworkEnvironment"
 
 // registryNetwork returns <Name> for a key OS::TripleO::Network::<Name> that
 // names a network (not a port, not a deeper namespace).
@@ -602,6 +622,10 @@ type evidence struct {
 	// fsidNone lists present sources that hold no fsid.
 	fsidNone []string
 	nets     []netFact
+	// provisioned: the networks (netKey) the deployed environment had
+	// from DeployedNetworkEnvironment, i.e. provisioned with `openstack
+	// overcloud network provision`.
+	provisioned map[string]string
 }
 
 func (e *evidence) load(o Options, want map[string]bool) error {
@@ -634,6 +658,8 @@ func (e *evidence) load(o Options, want map[string]bool) error {
 				return err
 			}
 			e.nets = append(e.nets, netFact{e.env, nets})
+			pd, _ := env["parameter_defaults"].(map[string]any)
+			e.provisioned = provisionedNetworks(pd)
 		}
 	}
 	if want[NetworkIsolation] {
@@ -873,17 +899,23 @@ func checkNetworks(req *request, ev *evidence) (Check, string) {
 	type group struct {
 		names          []string
 		seen, by, prov string
+		// provisioned: the previous deploy had them from
+		// DeployedNetworkEnvironment.
+		provisioned bool
 	}
 	var groups []*group
+	anyProvisioned := false
 	for _, k := range missing {
 		name := names[k]
-		g := &group{names: []string{name}, seen: strings.Join(seenIn[k], ", ")}
-		if req.fromFiles {
+		_, prov := ev.provisioned[k]
+		anyProvisioned = anyProvisioned || prov
+		g := &group{names: []string{name}, seen: strings.Join(seenIn[k], ", "), provisioned: prov}
+		if req.fromFiles && !prov {
 			g.by, g.prov = req.unregisteredBy(name), providerOf(name)
 		}
 		merged := false
 		for _, h := range groups {
-			if h.seen == g.seen && h.by == g.by && h.prov == g.prov {
+			if h.seen == g.seen && h.by == g.by && h.prov == g.prov && h.provisioned == g.provisioned {
 				h.names = append(h.names, name)
 				merged = true
 				break
@@ -901,7 +933,19 @@ func checkNetworks(req *request, ev *evidence) (Check, string) {
 			key, verb = "each "+registryPrefix+"<Name>", "registers them"
 		}
 		why := "not in requested.networks"
-		if req.fromFiles {
+		if req.fromFiles && g.provisioned {
+			it := "it"
+			if len(g.names) > 1 {
+				it = "them"
+			}
+			if req.provisionedFrom == "" {
+				why = fmt.Sprintf("the deployed environment had %s from parameter_defaults.%s, which 'openstack overcloud network provision' "+
+					"writes (networks-deployed.yaml), and no environment file sets it now", it, deployedNetworkEnv)
+			} else {
+				why = fmt.Sprintf("the deployed environment had %s from parameter_defaults.%s; the one %s sets does not list %s",
+					it, deployedNetworkEnv, req.provisionedFrom, it)
+			}
+		} else if req.fromFiles {
 			if g.by != "" {
 				why = fmt.Sprintf("%s is mapped to OS::Heat::None or null by %s", key, g.by)
 			} else {
@@ -917,6 +961,10 @@ func checkNetworks(req *request, ev *evidence) (Check, string) {
 	fix := "add -e environments/network-isolation.yaml and your network-environment.yaml back to the deploy " +
 		"(environment_files), or, for networks provisioned with 'openstack overcloud network provision', the generated " +
 		"networks-deployed environment"
+	if anyProvisioned {
+		fix = "add back the networks-deployed environment that 'openstack overcloud network provision' wrote " +
+			"(environment_files; it sets " + deployedNetworkEnv + "), with the VIP and node environments provisioned with it"
+	}
 	if !req.fromFiles {
 		fix = "add the networks back to requested.networks (the deploy's environment must keep registering them, " +
 			"usually through environments/network-isolation.yaml and network-environment.yaml)"

@@ -253,6 +253,31 @@ func TestRun(t *testing.T) {
 			want: map[string]string{CephFSID: Passed, NetworkIsolation: Passed},
 		},
 		{
+			name: "networks provisioned outside Heat, environment dropped: the message names the networks environment",
+			opts: Options{EnvironmentFiles: envs(netenv), DeployedEnvironment: td("deployed/environment-provisioned.yaml"), Checks: []string{NetworkIsolation}},
+			want: map[string]string{NetworkIsolation: Failed},
+			msg: []string{"InternalApi, Storage, Tenant (deployed per deployed_environment; the deployed environment had them from " +
+				"parameter_defaults.DeployedNetworkEnvironment, which 'openstack overcloud network provision' writes (networks-deployed.yaml), " +
+				"and no environment file sets it now)",
+				"add back the networks-deployed environment that 'openstack overcloud network provision' wrote"},
+			notMsg: []string{"network-isolation.yaml", "mapped to OS::Heat::None"},
+		},
+		{
+			name: "networks provisioned outside Heat, one gone from the new DeployedNetworkEnvironment",
+			opts: Options{EnvironmentFiles: envs("env/networks-deployed-no-tenant.yaml"), DeployedEnvironment: td("deployed/environment-provisioned.yaml"),
+				Checks: []string{NetworkIsolation}},
+			want: map[string]string{NetworkIsolation: Failed},
+			msg: []string{"Tenant (deployed per deployed_environment; the deployed environment had it from parameter_defaults.DeployedNetworkEnvironment; " +
+				"the one testdata/env/networks-deployed-no-tenant.yaml sets does not list it)"},
+			notMsg: []string{"InternalApi", "Storage", "network-isolation.yaml"},
+		},
+		{
+			name: "networks provisioned outside Heat, the same networks environment again",
+			opts: Options{EnvironmentFiles: envs("env/networks-deployed.yaml"), DeployedEnvironment: td("deployed/environment-provisioned.yaml"),
+				Checks: []string{NetworkIsolation}},
+			want: map[string]string{NetworkIsolation: Passed},
+		},
+		{
 			name: "requested dict instead of files: unchanged",
 			opts: deployed(Options{UseRequested: true, Requested: map[string]any{
 				"ceph_fsid": deployedFSID, "networks": []any{"InternalApi", "storage", "storage_mgmt", "Tenant", "External", "ctlplane"}}}),

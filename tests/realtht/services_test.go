@@ -3,14 +3,18 @@ package realtht
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ephemeral-heat/ephemeral-heat/internal/heatapi"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/precheck"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/stack"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
+	"github.com/ephemeral-heat/ephemeral-heat/internal/workdir"
 	"github.com/ephemeral-heat/ephemeral-heat/tests/tht"
+	"gopkg.in/yaml.v3"
 )
 
 // servicesEnvironments are the tree's own environments an operator commonly
@@ -34,20 +38,22 @@ var servicesEnvironments = []string{
 }
 
 // TestRealTHTServices is the second real-THT stack of a run: the wallaby
-// overcloud with three Controllers (a bootstrap node and two others) and
-// servicesEnvironments, created through heat_stack on its own Heat, then
-// the export (stepExport: ours against tripleoclient's export_overcloud)
-// and config_download's differential test against tripleo-common's own code
-// on it, as TestRealTHT's steps do on the default services. The services
-// must show in the rendering, so that the environments are known to have
-// reached the stack.
+// overcloud with three Controllers (a bootstrap node and two others), the
+// tree's isolated networks provisioned as wallaby's network v2 commands
+// leave them (tht.Options.NetworkIsolation) and servicesEnvironments,
+// created through heat_stack on its own Heat. On it, as TestRealTHT's steps
+// do on the default overcloud: the export (stepExport, ours against
+// tripleoclient's export_overcloud), then the deploy prechecks on what that
+// left in the working dir, then config_download's differential test against
+// tripleo-common's own code. The services and the networks must show in the
+// rendering, so that the environments are known to have reached the stack.
 func TestRealTHTServices(t *testing.T) {
 	heattest.RequireHeat(t)
 	s := &Suite{Opts: tht.Options{WorkDir: filepath.Join(t.TempDir(), "overcloud-deploy"), ControllerCount: 3, ComputeCount: 1,
-		THTEnvironments: servicesEnvironments}}
+		NetworkIsolation: true, THTEnvironments: servicesEnvironments}}
 	var err error
 	if s.Workload, err = tht.Generate(s.Opts); err != nil {
-		t.Fatalf("generating the real-THT workload with %v: %v", servicesEnvironments, err)
+		t.Fatalf("generating the real-THT workload with network isolation and %v: %v", servicesEnvironments, err)
 	}
 	s.Heat = heattest.Start(t, nil)
 	if s.Client, err = heatapi.NewNoAuth(s.Heat.Endpoint); err != nil {
@@ -60,7 +66,7 @@ func TestRealTHTServices(t *testing.T) {
 	if len(out.OutputErrors) > 0 {
 		t.Errorf("output errors: %v", out.OutputErrors)
 	}
-	t.Logf("create with %d environments of the tree: %s", len(servicesEnvironments), d.Round(time.Second))
+	t.Logf("create with network isolation and %d environments of the tree: %s", len(servicesEnvironments), d.Round(time.Second))
 	s.Stack, s.Outcome = heatapi.StackRef{Name: out.Stack.Name, ID: out.Stack.ID}, out
 
 	// Public TLS: the endpoints the overcloud's clients use are https.
@@ -68,8 +74,12 @@ func TestRealTHTServices(t *testing.T) {
 		t.Errorf("KeystoneURL %q: tls-endpoints-public-ip.yaml did not reach the stack", u)
 	}
 
-	// The export against tripleoclient's own, on this stack's working dir.
-	t.Run("export", func(t *testing.T) { stepExport(t, s) })
+	// The export against tripleoclient's own; it leaves the working dir
+	// as a deploy does (saved environment, config-download).
+	if !t.Run("export", func(t *testing.T) { stepExport(t, s) }) {
+		t.FailNow()
+	}
+	t.Run("precheck", func(t *testing.T) { checkNetworkPrecheck(t, s) })
 
 	p := configDownloadParity(t, s)
 	for file, want := range map[string]string{
@@ -86,4 +96,91 @@ func TestRealTHTServices(t *testing.T) {
 			t.Errorf("%s does not name %s: the services' environments did not reach the rendering", file, want)
 		}
 	}
+	// Every host has the addresses the node environment gave it.
+	inv := readInventoryHosts(t, filepath.Join(p.Ours, "tripleo-ansible-inventory.yaml"))
+	for _, h := range s.Workload.Hosts {
+		if len(h.IPs) == 0 {
+			t.Errorf("host %s: the workload gave it no isolated address", h.Name)
+		}
+		for net, ip := range h.IPs {
+			if got := inv[h.Name][net+"_ip"]; got != ip {
+				t.Errorf("inventory: %s %s_ip = %v, want %s", h.Name, net, got, ip)
+			}
+		}
+	}
+}
+
+// checkNetworkPrecheck runs the deploy's prechecks (as deploy_overcloud.yml
+// calls overcloud_precheck) on the evidence stepExport left in the working
+// dir: the same environments pass; without the networks environment every
+// isolated network would go, and the deploy is refused naming them.
+func checkNetworkPrecheck(t *testing.T, s *Suite) {
+	l, err := workdir.New(s.Workload.WorkDir, s.Workload.StackName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(envs []string) precheck.Outcome {
+		t.Helper()
+		out, err := precheck.Run(precheck.Options{EnvironmentFiles: envs, DeployedEnvironment: l.Environment(), DeployedInventory: l.Inventory()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	same := run(s.Workload.EnvironmentFiles)
+	all := []string{"External", "InternalApi", "Management", "Storage", "StorageMgmt", "Tenant"}
+	if same.Failed || !reflect.DeepEqual(same.Requested["networks"], all) {
+		t.Errorf("the same environments: failed %v (%s), requested %v, deployed %v", same.Failed, same.Msg, same.Requested, same.Deployed)
+	}
+	// The saved environment has every provisioned network; the inventory
+	// those the roles have addresses on (Management is in no role).
+	deployed, _ := same.Deployed["networks"].(map[string]any)
+	if env, inv := deployed["deployed_environment"], deployed["deployed_inventory"]; !reflect.DeepEqual(env, all) ||
+		!reflect.DeepEqual(inv, []string{"External", "InternalApi", "Storage", "StorageMgmt", "Tenant"}) {
+		t.Errorf("deployed networks: environment %v, inventory %v", env, inv)
+	}
+	var without []string
+	for _, e := range s.Workload.EnvironmentFiles {
+		if filepath.Base(e) != tht.NetworksEnv {
+			without = append(without, e)
+		}
+	}
+	if len(without) != len(s.Workload.EnvironmentFiles)-1 {
+		t.Fatalf("no %s among %v", tht.NetworksEnv, s.Workload.EnvironmentFiles)
+	}
+	gone := run(without)
+	if !gone.Failed || !strings.Contains(gone.Msg, "External, InternalApi, Storage, StorageMgmt, Tenant (deployed per deployed_environment, deployed_inventory;") ||
+		!strings.Contains(gone.Msg, "add back the networks-deployed environment that 'openstack overcloud network provision' wrote") {
+		t.Errorf("without %s: failed %v: %s", tht.NetworksEnv, gone.Failed, gone.Msg)
+	}
+	t.Logf("without the networks environment: %s", gone.Msg)
+}
+
+// readInventoryHosts reads each host's variables from a config-download
+// inventory (groups with hosts: {name: {vars}} at any depth).
+func readInventoryHosts(t *testing.T, path string) map[string]map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top map[string]any
+	if err := yaml.Unmarshal(b, &top); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	hosts := map[string]map[string]any{}
+	for _, g := range top {
+		gm, _ := g.(map[string]any)
+		hm, _ := gm["hosts"].(map[string]any)
+		for name, v := range hm {
+			vars, _ := v.(map[string]any)
+			if hosts[name] == nil {
+				hosts[name] = map[string]any{}
+			}
+			for k, x := range vars {
+				hosts[name][k] = x
+			}
+		}
+	}
+	return hosts
 }

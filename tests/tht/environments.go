@@ -102,6 +102,7 @@ type roleData struct {
 	Name            string   `yaml:"name"`
 	CountDefault    any      `yaml:"CountDefault"`
 	ServicesDefault []string `yaml:"ServicesDefault"`
+	Networks        any      `yaml:"networks"`
 }
 
 func readRoles(path string) ([]roleData, error) {
@@ -279,7 +280,13 @@ func vipEnvironment(tree, cidr string) map[string]any {
 //   - tripleo_network_ports_populate_environment.py: NodePortMap (here the
 //     ctlplane entries only, as tripleo_overcloud_network_ports.py
 //     generate_node_port_map shapes them).
-func nodeEnvironment(tree, stack string, counts map[string]int, removed map[string][]int) (map[string]any, []Host, error) {
+//
+// With iso (network isolation), each host also gets its role's isolated
+// ports (isolation.addPorts).
+func nodeEnvironment(tree, stack string, counts map[string]int, removed map[string][]int, iso *isolation) (map[string]any, []Host, error) {
+	rr := map[string]any{
+		"OS::TripleO::DeployedServer::ControlPlanePort": filepath.Join(tree, "deployed-server", "deployed-neutron-port.yaml"),
+	}
 	pd := map[string]any{}
 	hostnameMap := map[string]any{}
 	portMap := map[string]any{}
@@ -316,10 +323,17 @@ func nodeEnvironment(tree, stack string, counts map[string]int, removed map[stri
 				continue
 			}
 			ip := ctlplaneIP(nr.ipBase + i)
-			hosts = append(hosts, Host{Name: name, Role: nr.name, Index: i, CtlplaneIP: ip})
+			h := Host{Name: name, Role: nr.name, Index: i, CtlplaneIP: ip}
 			portMap[name+"-ctlplane"] = map[string]any{"fixed_ips": []any{map[string]any{"ip_address": ip}}}
-			nodePortMap[name] = map[string]any{"ctlplane": map[string]any{
+			node := map[string]any{"ctlplane": map[string]any{
 				"ip_address": ip, "ip_subnet": ip + prefix, "ip_address_uri": ip}}
+			if iso != nil {
+				if err := iso.addPorts(rr, tree, nr.name, nr.ipBase+i, node, &h); err != nil {
+					return nil, nil, err
+				}
+			}
+			nodePortMap[name] = node
+			hosts = append(hosts, h)
 		}
 		if len(policy) > 0 {
 			pd[nr.name+"RemovalPolicies"] = []any{map[string]any{"resource_list": policy}}
@@ -328,12 +342,7 @@ func nodeEnvironment(tree, stack string, counts map[string]int, removed map[stri
 	pd["HostnameMap"] = hostnameMap
 	pd["DeployedServerPortMap"] = portMap
 	pd["NodePortMap"] = nodePortMap
-	env := map[string]any{
-		"resource_registry": map[string]any{
-			"OS::TripleO::DeployedServer::ControlPlanePort": filepath.Join(tree, "deployed-server", "deployed-neutron-port.yaml"),
-		},
-		"parameter_defaults": pd,
-	}
+	env := map[string]any{"resource_registry": rr, "parameter_defaults": pd}
 	return env, hosts, nil
 }
 

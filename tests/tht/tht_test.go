@@ -857,3 +857,83 @@ func TestTHTEnvironments(t *testing.T) {
 		})
 	}
 }
+
+// NetworkIsolation writes what wallaby's network v2 commands leave: the
+// networks environment before the VIP one, a VIP per network with vip: true,
+// each host's ports on its role's networks (roles_data) at its ctlplane
+// offset, and the deployed port templates in the registry; a node beyond
+// a subnet is an error naming it.
+func TestNetworkIsolation(t *testing.T) {
+	reference(t)
+	w, err := Generate(Options{WorkDir: filepath.Join(t.TempDir(), "w"), ControllerCount: 1, ComputeCount: 2, NetworkIsolation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ue := filepath.Join(w.TemplateDir, UserEnvDir)
+	want := append(append([]string{}, shared(t).EnvironmentFiles[:3]...), filepath.Join(ue, NetworksEnv), filepath.Join(ue, VIPEnv),
+		filepath.Join(ue, NodeEnv), filepath.Join(ue, PrepareEnv))
+	for i := range want[:3] {
+		want[i] = strings.Replace(want[i], shared(t).TemplateDir, w.TemplateDir, 1)
+	}
+	if !reflect.DeepEqual(w.EnvironmentFiles, want) {
+		t.Fatalf("environment files:\n got %v\nwant %v", w.EnvironmentFiles, want)
+	}
+
+	netEnv := filepath.Join(ue, NetworksEnv)
+	if rr := registryOf(t, netEnv); rr["OS::TripleO::Network"] != filepath.Join(w.TemplateDir, "network", "deployed_networks.yaml") {
+		t.Errorf("networks registry: %v", rr)
+	}
+	dne, _ := parameterDefaults(t, netEnv)["DeployedNetworkEnvironment"].(map[string]any)
+	if got := path(dne, "net_cidr_map", "internal_api"); !reflect.DeepEqual(got, []any{"172.16.2.0/24"}) {
+		t.Errorf("net_cidr_map.internal_api = %v", got)
+	}
+	if got := path(dne, "net_attributes_map", "external", "subnets", "external_subnet", "gateway_ip"); got != "10.0.0.1" {
+		t.Errorf("external gateway %v", got)
+	}
+	if got := path(dne, "net_attributes_map", "internal_api", "network", "tags"); !reflect.DeepEqual(got, []any{"tripleo_network_name=InternalApi", "tripleo_net_idx=2", "tripleo_vip=true"}) {
+		t.Errorf("internal_api tags %v", got)
+	}
+	if attrs, _ := dne["net_attributes_map"].(map[string]any); len(attrs) != 6 {
+		t.Errorf("%d networks provisioned, want the 6 network_data.yaml enables: %v", len(attrs), sortedKeys(attrs))
+	}
+
+	vipEnv := filepath.Join(ue, VIPEnv)
+	vips, _ := parameterDefaults(t, vipEnv)["VipPortMap"].(map[string]any)
+	if len(vips) != 4 || !reflect.DeepEqual(vips["internal_api"], map[string]any{"ip_address": "172.16.2.5", "ip_address_uri": "172.16.2.5", "ip_subnet": "172.16.2.5/24"}) {
+		t.Errorf("VipPortMap %v", vips)
+	}
+	if rr := registryOf(t, vipEnv); rr["OS::TripleO::Network::Ports::StorageMgmtVipPort"] != filepath.Join(w.TemplateDir, "network", "ports", "deployed_vip_storage_mgmt.yaml") || rr["OS::TripleO::Network::Ports::TenantVipPort"] != nil {
+		t.Errorf("VIP registry %v", rr)
+	}
+
+	nodeEnv := filepath.Join(ue, NodeEnv)
+	rr := registryOf(t, nodeEnv)
+	for key, tmpl := range map[string]string{"OS::TripleO::Controller::Ports::ExternalPort": "deployed_external.yaml",
+		"OS::TripleO::Compute::Ports::TenantPort": "deployed_tenant.yaml"} {
+		if rr[key] != filepath.Join(w.TemplateDir, "network", "ports", tmpl) {
+			t.Errorf("%s = %v", key, rr[key])
+		}
+	}
+	if rr["OS::TripleO::Compute::Ports::ExternalPort"] != nil {
+		t.Errorf("Compute has no External network, registry maps its port to %v", rr["OS::TripleO::Compute::Ports::ExternalPort"])
+	}
+	npm, _ := parameterDefaults(t, nodeEnv)["NodePortMap"].(map[string]any)
+	if got := path(npm, "overcloud-novacompute-1", "storage"); !reflect.DeepEqual(got, map[string]any{"ip_address": "172.16.1.31", "ip_address_uri": "172.16.1.31", "ip_subnet": "172.16.1.31/24"}) {
+		t.Errorf("overcloud-novacompute-1 storage port %v", got)
+	}
+	for _, h := range w.Hosts {
+		nets := 3
+		if h.Role == "Controller" {
+			nets = 5
+		}
+		if len(h.IPs) != nets || len(path(npm, h.Name).(map[string]any)) != nets+1 {
+			t.Errorf("host %s: addresses %v, ports %v", h.Name, h.IPs, path(npm, h.Name))
+		}
+	}
+
+	// Compute index 225 is at ctlplane offset 255, beyond a /24's hosts.
+	_, err = Generate(Options{WorkDir: filepath.Join(t.TempDir(), "w"), ComputeCount: 226, NetworkIsolation: true})
+	if err == nil || !strings.Contains(err.Error(), "overcloud-novacompute-225") || !strings.Contains(err.Error(), "172.16.2.0/24") {
+		t.Errorf("226 Computes on /24 networks: %v", err)
+	}
+}
