@@ -1,6 +1,7 @@
 package realtht
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -38,19 +39,21 @@ var servicesEnvironments = []string{
 }
 
 // TestRealTHTServices is the second real-THT stack of a run: the wallaby
-// overcloud with three Controllers (a bootstrap node and two others), the
+// overcloud with three Controllers (a bootstrap node and two others), a
+// Compute and a CephStorage node (cephadm's OSDs), the
 // tree's isolated networks provisioned as wallaby's network v2 commands
 // leave them (tht.Options.NetworkIsolation) and servicesEnvironments,
 // created through heat_stack on its own Heat. On it, as TestRealTHT's steps
 // do on the default overcloud: the export (stepExport, ours against
-// tripleoclient's export_overcloud), then the deploy prechecks on what that
-// left in the working dir, then config_download's differential test against
+// tripleoclient's export_overcloud), then the deploy prechecks and the saved
+// nodes on what that left in the working dir, then config_download's
+// differential test against
 // tripleo-common's own code. The services and the networks must show in the
 // rendering, so that the environments are known to have reached the stack.
 func TestRealTHTServices(t *testing.T) {
 	heattest.RequireHeat(t)
 	s := &Suite{Opts: tht.Options{WorkDir: filepath.Join(t.TempDir(), "overcloud-deploy"), ControllerCount: 3, ComputeCount: 1,
-		NetworkIsolation: true, THTEnvironments: servicesEnvironments}}
+		CephStorageCount: 1, NetworkIsolation: true, THTEnvironments: servicesEnvironments}}
 	var err error
 	if s.Workload, err = tht.Generate(s.Opts); err != nil {
 		t.Fatalf("generating the real-THT workload with network isolation and %v: %v", servicesEnvironments, err)
@@ -80,6 +83,7 @@ func TestRealTHTServices(t *testing.T) {
 		t.FailNow()
 	}
 	t.Run("precheck", func(t *testing.T) { checkNetworkPrecheck(t, s) })
+	t.Run("nodes", func(t *testing.T) { checkSavedNodes(t, s) })
 
 	p := configDownloadParity(t, s)
 	for file, want := range map[string]string{
@@ -88,6 +92,7 @@ func TestRealTHTServices(t *testing.T) {
 		"group_vars/Controller":                                 "enable-chassis-as-gw",
 		"Controller/config_settings.yaml":                       "ironic::api",
 		"Compute/overcloud-novacompute-0/ComputeSwapDeployment": "swap_size_megabytes",
+		"group_vars/CephStorage":                                "ceph_osd",
 	} {
 		b, err := os.ReadFile(filepath.Join(p.Ours, file))
 		if err != nil {
@@ -183,4 +188,31 @@ func readInventoryHosts(t *testing.T, path string) map[string]map[string]any {
 		}
 	}
 	return hosts
+}
+
+// checkSavedNodes reads the nodes the export step's Save wrote: each role
+// group of the workload with its hosts, by index, as a node delete finds
+// them.
+func checkSavedNodes(t *testing.T, s *Suite) {
+	l, err := workdir.New(s.Workload.WorkDir, s.Workload.StackName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := l.ReadNodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, g := range n.Groups {
+		for _, m := range g.Members {
+			got[g.Role] = append(got[g.Role], m.Index+" "+m.Hostname)
+		}
+	}
+	want := map[string][]string{}
+	for _, h := range s.Workload.Hosts {
+		want[h.Role] = append(want[h.Role], fmt.Sprintf("%d %s", h.Index, h.Name))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("saved nodes %v, want %v", got, want)
+	}
 }

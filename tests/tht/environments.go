@@ -39,15 +39,28 @@ const (
 // block of ctlplane addresses its indices map to (index i gets
 // ctlplaneIP(ipBase+i)): an address depends on the role and the index only,
 // so it survives scaling another role or removing an index.
+//
+// With network isolation a node's address in each isolated subnet (a /24)
+// is at isoBase+index, a block of its own per role within that subnet,
+// up to isoMaxIndex.
+//
+// An optional role is left out of the node environment while it has no
+// node (Controller and Compute always have one).
 type nodeRole struct {
 	name     string
 	ipBase   int
 	maxIndex int // highest index that still has an address
+	isoBase  int
+	// isoMaxIndex is the highest index that has an isolated address.
+	isoMaxIndex int
+	optional    bool
 }
 
 var nodeRoles = []nodeRole{
-	{name: "Controller", ipBase: 10, maxIndex: 19}, // .10-.29
-	{name: "Compute", ipBase: 30, maxIndex: 2016},  // 192.168.24.30 up to 192.168.31.254
+	{name: "Controller", ipBase: 10, maxIndex: 19, isoBase: 10, isoMaxIndex: 19}, // .10-.29
+	{name: "Compute", ipBase: 30, maxIndex: 1999, isoBase: 30, isoMaxIndex: 189}, // 192.168.24.30 up to 192.168.31.237; isolated .30-.219
+	{name: "CephStorage", ipBase: 2030, maxIndex: 15, isoBase: 220, isoMaxIndex: 29, // 192.168.31.238-.253; isolated .220-.249
+		optional: true},
 }
 
 // ctlplaneWideCIDR is the ctlplane of a workload with more nodes than the
@@ -295,6 +308,9 @@ func nodeEnvironment(tree, stack string, counts map[string]int, removed map[stri
 	_, prefix := ctlplaneNet(maxCtlplaneOffset(counts, removed))
 	for _, nr := range nodeRoles {
 		count := counts[nr.name]
+		if nr.optional && count == 0 && len(removed[nr.name]) == 0 {
+			continue
+		}
 		gone := map[int]bool{}
 		for _, i := range removed[nr.name] {
 			if i < 0 || gone[i] {
@@ -328,7 +344,10 @@ func nodeEnvironment(tree, stack string, counts map[string]int, removed map[stri
 			node := map[string]any{"ctlplane": map[string]any{
 				"ip_address": ip, "ip_subnet": ip + prefix, "ip_address_uri": ip}}
 			if iso != nil {
-				if err := iso.addPorts(rr, tree, nr.name, nr.ipBase+i, node, &h); err != nil {
+				if i > nr.isoMaxIndex {
+					return nil, nil, fmt.Errorf("%d %s nodes: with network isolation this workload gives isolated addresses to %s indices 0-%d only", total, nr.name, nr.name, nr.isoMaxIndex)
+				}
+				if err := iso.addPorts(rr, tree, nr.name, nr.isoBase+i, node, &h); err != nil {
 					return nil, nil, err
 				}
 			}

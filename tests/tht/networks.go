@@ -30,8 +30,8 @@ import (
 //     OS::TripleO::<Role>::Ports::<Name>Port registry entries.
 //
 // Addresses: a network's VIP is its subnet's 5th address; a node gets the
-// address at its ctlplane offset (the role's block plus its index) in each
-// subnet, so it keeps it across scaling, as on the ctlplane.
+// address at its role's isolated block plus its index in each subnet
+// (nodeRole.isoBase), so it keeps it across scaling, as on the ctlplane.
 
 // netData is a network of the tree's network_data.yaml (the file the
 // templates were rendered with).
@@ -206,7 +206,7 @@ func (iso *isolation) addVIPs(env map[string]any, tree string) {
 }
 
 // addPorts adds the registry entries of role's ports to rr and the ports
-// of the host at ctlplane offset to its NodePortMap entry and h.
+// of the host at offset (in each subnet) to its NodePortMap entry and h.
 func (iso *isolation) addPorts(rr map[string]any, tree, role string, offset int, node map[string]any, h *Host) error {
 	for _, name := range iso.roleNets[role] {
 		n := iso.byName[name]

@@ -53,6 +53,9 @@ type Options struct {
 	// the defaults 1 and 2: a role cannot be left empty).
 	ControllerCount int
 	ComputeCount    int
+	// CephStorageCount is the CephStorage nodes provisioned (0: none, the
+	// role left out of the node environment as THT's default has it).
+	CephStorageCount int
 	// Removed lists, per role ("Controller", "Compute"), node indices
 	// removed by earlier scale-downs: they become <Role>RemovalPolicies and
 	// the remaining nodes keep their names, as when baremetal_deployment.yaml
@@ -220,7 +223,10 @@ func Generate(o Options) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts := map[string]int{"Controller": o.ControllerCount, "Compute": o.ComputeCount}
+	if o.CephStorageCount < 0 {
+		return nil, fmt.Errorf("tht: node counts must be positive, got CephStorage %d", o.CephStorageCount)
+	}
+	counts := map[string]int{"Controller": o.ControllerCount, "Compute": o.ComputeCount, "CephStorage": o.CephStorageCount}
 	if _, _, err := nodeEnvironment("", o.StackName, counts, o.Removed, nil); err != nil {
 		return nil, fmt.Errorf("tht: %w", err) // before any copying
 	}
@@ -414,7 +420,7 @@ func writeEnvironments(w *Workload, o Options, counts map[string]int, root strin
 		mergeEnv(merged, e)
 	}
 	for _, nr := range nodeRoles {
-		if !hasRole(roles, nr.name) {
+		if !hasRole(roles, nr.name) && counts[nr.name] > 0 {
 			return fmt.Errorf("tht: %s has no %s role", filepath.Join(w.THTSource, RolesFile), nr.name)
 		}
 	}

@@ -534,7 +534,7 @@ func TestCounts(t *testing.T) {
 			wantPolicy:  []any{map[string]any{"resource_list": []any{1}}}},
 		// More nodes than the default /24 holds: the ctlplane widens to a /21.
 		{name: "wide", compute: 300, wantCIDR: "192.168.24.0/21"},
-		{name: "too many", compute: 2100, wantErr: "indices 0-2016 only"},
+		{name: "too many", compute: 2001, wantErr: "indices 0-1999 only"},
 		{name: "removed out of range", compute: 2, removed: map[string][]int{"Compute": {7}}, wantErr: "removed Compute index 7"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -931,9 +931,63 @@ func TestNetworkIsolation(t *testing.T) {
 		}
 	}
 
-	// Compute index 225 is at ctlplane offset 255, beyond a /24's hosts.
-	_, err = Generate(Options{WorkDir: filepath.Join(t.TempDir(), "w"), ComputeCount: 226, NetworkIsolation: true})
-	if err == nil || !strings.Contains(err.Error(), "overcloud-novacompute-225") || !strings.Contains(err.Error(), "172.16.2.0/24") {
-		t.Errorf("226 Computes on /24 networks: %v", err)
+	// Each role's isolated addresses are a block of the /24 subnets.
+	_, err = Generate(Options{WorkDir: filepath.Join(t.TempDir(), "w"), ComputeCount: 191, NetworkIsolation: true})
+	if err == nil || !strings.Contains(err.Error(), "191 Compute nodes: with network isolation this workload gives isolated addresses to Compute indices 0-189 only") {
+		t.Errorf("191 Computes on /24 networks: %v", err)
+	}
+}
+
+// CephStorageCount adds the CephStorage role: its nodes, named as
+// tripleo-ansible names them, at the top of the wide ctlplane and in their
+// own block of each isolated subnet (Storage and StorageMgmt, its
+// roles_data networks); without it the node environment has no CephStorage
+// entry at all, as before the option.
+func TestCephStorage(t *testing.T) {
+	reference(t)
+	w, err := Generate(Options{WorkDir: filepath.Join(t.TempDir(), "w"), ComputeCount: 1, CephStorageCount: 2, NetworkIsolation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ceph []Host
+	for _, h := range w.Hosts {
+		if h.Role == "CephStorage" {
+			ceph = append(ceph, h)
+		}
+	}
+	want := []Host{
+		{Name: "overcloud-cephstorage-0", Role: "CephStorage", Index: 0, CtlplaneIP: "192.168.31.238",
+			IPs: map[string]string{"storage": "172.16.1.220", "storage_mgmt": "172.16.3.220"}},
+		{Name: "overcloud-cephstorage-1", Role: "CephStorage", Index: 1, CtlplaneIP: "192.168.31.239",
+			IPs: map[string]string{"storage": "172.16.1.221", "storage_mgmt": "172.16.3.221"}},
+	}
+	if !reflect.DeepEqual(ceph, want) {
+		t.Errorf("CephStorage hosts %+v, want %+v", ceph, want)
+	}
+	nodes := parameterDefaults(t, w.EnvironmentFiles[len(w.EnvironmentFiles)-2])
+	if nodes["CephStorageCount"] != 2 || nodes["CephStorageHostnameFormat"] != "%stackname%-cephstorage-%index%" {
+		t.Errorf("CephStorage count %v, format %v", nodes["CephStorageCount"], nodes["CephStorageHostnameFormat"])
+	}
+	if cidr := path(parameterDefaults(t, w.EnvironmentFiles[1]), "CtlplaneNetworkAttributes", "subnets", "ctlplane-subnet", "cidr"); cidr != "192.168.24.0/21" {
+		t.Errorf("ctlplane %v, want the /21 that holds the CephStorage block", cidr)
+	}
+	if rr := registryOf(t, w.EnvironmentFiles[len(w.EnvironmentFiles)-2]); rr["OS::TripleO::CephStorage::Ports::StorageMgmtPort"] == nil || rr["OS::TripleO::CephStorage::Ports::InternalApiPort"] != nil {
+		t.Errorf("CephStorage port registry: %v", rr)
+	}
+	if svc, _ := parameterDefaults(t, w.EnvironmentFiles[1])["CephStorageServices"].([]any); len(svc) == 0 {
+		t.Errorf("CephStorageServices empty: the role's services are those of a role with nodes")
+	}
+
+	for _, n := range shared(t).EnvironmentFiles {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(n) == NodeEnv && strings.Contains(string(b), "CephStorage") {
+			t.Errorf("%s names CephStorage without CephStorage nodes", n)
+		}
+	}
+	if _, err := Generate(Options{WorkDir: filepath.Join(t.TempDir(), "w"), CephStorageCount: 17}); err == nil || !strings.Contains(err.Error(), "CephStorage indices 0-15 only") {
+		t.Errorf("17 CephStorage nodes: %v", err)
 	}
 }

@@ -42,6 +42,7 @@ func main() {
 	flag.StringVar(&o.TripleoCommon, "tripleo-common", "", "tripleo-common directory or .tar.gz (default $"+tht.EnvTripleoCommon+", else ../shared/reference/"+tht.TripleoCommonTarball+")")
 	flag.IntVar(&o.ControllerCount, "controllers", tht.DefaultControllerCount, "Controller nodes")
 	flag.IntVar(&o.ComputeCount, "computes", tht.DefaultComputeCount, "Compute nodes")
+	flag.IntVar(&o.CephStorageCount, "ceph-storage", 0, "CephStorage nodes")
 	flag.StringVar(&o.StackName, "stack", tht.DefaultStackName, "stack name")
 	flag.Int64Var(&o.DeployIdentifier, "deploy-identifier", tht.DefaultDeployIdentifier, "DeployIdentifier")
 	flag.Var(removed, "removed", "ROLE:INDEX of a node removed by a scale-down (repeatable)")
