@@ -40,16 +40,16 @@ var servicesEnvironments = []string{
 
 // TestRealTHTServices is the second real-THT stack of a run: the wallaby
 // overcloud with three Controllers (a bootstrap node and two others), a
-// Compute and a CephStorage node (cephadm's OSDs), the
-// tree's isolated networks provisioned as wallaby's network v2 commands
-// leave them (tht.Options.NetworkIsolation) and servicesEnvironments,
-// created through heat_stack on its own Heat. On it, as TestRealTHT's steps
-// do on the default overcloud: the export (stepExport, ours against
-// tripleoclient's export_overcloud), then the deploy prechecks and the saved
-// nodes on what that left in the working dir, then config_download's
-// differential test against
-// tripleo-common's own code. The services and the networks must show in the
-// rendering, so that the environments are known to have reached the stack.
+// Compute and a CephStorage node (cephadm's OSDs), the tree's isolated
+// networks provisioned as wallaby's network v2 commands leave them
+// (tht.Options.NetworkIsolation) and servicesEnvironments, created through
+// heat_stack on its own Heat. On it, as TestRealTHT's steps do on the
+// default overcloud: the export (stepExport, ours against tripleoclient's
+// export_overcloud), then the deploy prechecks and the saved nodes on what
+// that left in the working dir, then config_download's differential test
+// against tripleo-common's own code. The services and the networks must
+// show in the rendering, so that the environments are known to have reached
+// the stack.
 func TestRealTHTServices(t *testing.T) {
 	heattest.RequireHeat(t)
 	s := &Suite{Opts: tht.Options{WorkDir: filepath.Join(t.TempDir(), "overcloud-deploy"), ControllerCount: 3, ComputeCount: 1,

@@ -55,10 +55,10 @@ const vipOffset = 5
 // order, and each pre-provisioned role's networks (names as network_data
 // gives them).
 type isolation struct {
-	nets      []netData
-	roleNets  map[string][]string
-	byName    map[string]*netData
-	cloudName string // the overcloud's domain: "localdomain."
+	nets     []netData
+	roleNets map[string][]string
+	byName   map[string]*netData
+	domain   string // the overcloud's domain: "localdomain."
 }
 
 // readIsolation reads the enabled networks of networksFile and the
@@ -72,7 +72,7 @@ func readIsolation(networksFile string, roles []roleData) (*isolation, error) {
 	if err := yaml.Unmarshal(b, &all); err != nil {
 		return nil, fmt.Errorf("tht: network isolation: %s: %w", networksFile, err)
 	}
-	iso := &isolation{roleNets: map[string][]string{}, byName: map[string]*netData{}, cloudName: "localdomain."}
+	iso := &isolation{roleNets: map[string][]string{}, byName: map[string]*netData{}, domain: "localdomain."}
 	for _, n := range all {
 		if n.Enabled != nil && !*n.Enabled {
 			continue
@@ -177,7 +177,7 @@ func (iso *isolation) networksEnvironment(tree string) map[string]any {
 		cidrs[n.NameLower] = []any{n.prefix.String()}
 		attrs[n.NameLower] = map[string]any{
 			"network": map[string]any{"name": n.NameLower, "mtu": n.MTU,
-				"dns_domain": strings.ToLower(n.Name) + "." + iso.cloudName, "tags": tags},
+				"dns_domain": strings.ToLower(n.Name) + "." + iso.domain, "tags": tags},
 			"subnets": map[string]any{subnet: map[string]any{"name": subnet, "cidr": n.prefix.String(),
 				"gateway_ip": gw, "host_routes": []any{}, "dns_nameservers": []any{}, "ip_version": 4,
 				"tags": []any{fmt.Sprintf("tripleo_vlan_id=%d", vlan)}}},

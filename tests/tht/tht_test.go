@@ -991,3 +991,32 @@ func TestCephStorage(t *testing.T) {
 		t.Errorf("17 CephStorage nodes: %v", err)
 	}
 }
+
+// A work dir generated with network isolation, then without, keeps no
+// networks environment: only the files Generate lists are there to pass.
+func TestNetworkIsolationOff(t *testing.T) {
+	reference(t)
+	dir := filepath.Join(t.TempDir(), "w")
+	w, err := Generate(Options{WorkDir: dir, NetworkIsolation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	netEnv := filepath.Join(w.TemplateDir, UserEnvDir, NetworksEnv)
+	if _, err := os.Stat(netEnv); err != nil {
+		t.Fatal(err)
+	}
+	if w, err = Generate(Options{WorkDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(netEnv); !os.IsNotExist(err) {
+		t.Errorf("%s after a generation without isolation: %v", netEnv, err)
+	}
+	for _, e := range w.EnvironmentFiles {
+		if filepath.Base(e) == NetworksEnv {
+			t.Errorf("environment files %v list %s", w.EnvironmentFiles, NetworksEnv)
+		}
+	}
+	if rr := registryOf(t, w.EnvironmentFiles[3]); len(rr) != 1 {
+		t.Errorf("VIP registry after isolation off: %v", rr)
+	}
+}
