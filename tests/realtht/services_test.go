@@ -42,8 +42,9 @@ var servicesEnvironments = []string{
 // overcloud with three Controllers (a bootstrap node and two others), a
 // Compute and a CephStorage node (cephadm's OSDs), the tree's isolated
 // networks provisioned as wallaby's network v2 commands leave them
-// (tht.Options.NetworkIsolation) and servicesEnvironments, created through
-// heat_stack on its own Heat. On it, as TestRealTHT's steps do on the
+// (tht.Options.NetworkIsolation) and servicesEnvironments, named site-a
+// (hosts, working-dir files and exports take the stack's name), created
+// through heat_stack on its own Heat. On it, as TestRealTHT's steps do on the
 // default overcloud: the export (stepExport, ours against tripleoclient's
 // export_overcloud), then the deploy prechecks and the saved nodes on what
 // that left in the working dir, then config_download's differential test
@@ -53,7 +54,7 @@ var servicesEnvironments = []string{
 func TestRealTHTServices(t *testing.T) {
 	heattest.RequireHeat(t)
 	s := &Suite{Opts: tht.Options{WorkDir: filepath.Join(t.TempDir(), "overcloud-deploy"), ControllerCount: 3, ComputeCount: 1,
-		CephStorageCount: 1, NetworkIsolation: true, THTEnvironments: servicesEnvironments}}
+		CephStorageCount: 1, NetworkIsolation: true, THTEnvironments: servicesEnvironments, StackName: "site-a"}}
 	var err error
 	if s.Workload, err = tht.Generate(s.Opts); err != nil {
 		t.Fatalf("generating the real-THT workload with network isolation and %v: %v", servicesEnvironments, err)
@@ -87,12 +88,12 @@ func TestRealTHTServices(t *testing.T) {
 
 	p := configDownloadParity(t, s)
 	for file, want := range map[string]string{
-		"external_post_deploy_steps_tasks.yaml":                 "octavia",
-		"external_deploy_steps_tasks.yaml":                      "tripleo_cephadm",
-		"group_vars/Controller":                                 "enable-chassis-as-gw",
-		"Controller/config_settings.yaml":                       "ironic::api",
-		"Compute/overcloud-novacompute-0/ComputeSwapDeployment": "swap_size_megabytes",
-		"group_vars/CephStorage":                                "ceph_osd",
+		"external_post_deploy_steps_tasks.yaml":              "octavia",
+		"external_deploy_steps_tasks.yaml":                   "tripleo_cephadm",
+		"group_vars/Controller":                              "enable-chassis-as-gw",
+		"Controller/config_settings.yaml":                    "ironic::api",
+		"Compute/site-a-novacompute-0/ComputeSwapDeployment": "swap_size_megabytes",
+		"group_vars/CephStorage":                             "ceph_osd",
 	} {
 		b, err := os.ReadFile(filepath.Join(p.Ours, file))
 		if err != nil {
