@@ -18,101 +18,145 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// servicesEnvironments are the tree's own environments an operator commonly
-// adds to a wallaby overcloud, each bringing what the default workload does
-// not have: HA, public TLS with a trust anchor, cephadm (external deploy
-// tasks), Octavia (external post-deploy tasks that write an inventory),
-// Barbican, Designate, Manila, Ironic in the overcloud, OVN with DVR, swap.
-var servicesEnvironments = []string{
-	"environments/docker-ha.yaml",
-	"environments/ssl/enable-tls.yaml",
-	"environments/ssl/inject-trust-anchor.yaml",
-	"environments/ssl/tls-endpoints-public-ip.yaml",
-	"environments/cephadm/cephadm.yaml",
-	"environments/services/octavia.yaml",
-	"environments/services/barbican.yaml",
-	"environments/services/designate.yaml",
-	"environments/services/manila.yaml",
-	"environments/services/ironic-overcloud.yaml",
-	"environments/services/neutron-ovn-dvr-ha.yaml",
-	"environments/enable-swap.yaml",
+// serviceSites are overclouds with the services operators commonly add,
+// each with the tree's isolated networks provisioned as wallaby's network
+// v2 commands leave them (tht.Options.NetworkIsolation) and a CephStorage
+// node, and each with what the default workload does not have:
+//   - site-a: three Controllers (a bootstrap node and two others), HA,
+//     public TLS with a trust anchor, cephadm (external deploy tasks),
+//     Octavia (external post-deploy tasks that write an inventory),
+//     Barbican, Designate, Manila, Ironic in the overcloud, OVN with DVR,
+//     swap;
+//   - site-b: TLS everywhere (tripleo-ipa), ceph-ansible with RGW, ML2/OVS
+//     instead of OVN, Glance and Cinder on NFS, FRR (BGP), the legacy
+//     telemetry, FIPS.
+//
+// markers are a text each rendered file must hold, so that the environments
+// are known to have reached the stack.
+var serviceSites = []struct {
+	name                  string
+	controllers, computes int
+	environments          []string
+	markers               map[string]string
+}{
+	{
+		name: "site-a", controllers: 3, computes: 1,
+		environments: []string{
+			"environments/docker-ha.yaml",
+			"environments/ssl/enable-tls.yaml",
+			"environments/ssl/inject-trust-anchor.yaml",
+			"environments/ssl/tls-endpoints-public-ip.yaml",
+			"environments/cephadm/cephadm.yaml",
+			"environments/services/octavia.yaml",
+			"environments/services/barbican.yaml",
+			"environments/services/designate.yaml",
+			"environments/services/manila.yaml",
+			"environments/services/ironic-overcloud.yaml",
+			"environments/services/neutron-ovn-dvr-ha.yaml",
+			"environments/enable-swap.yaml",
+		},
+		markers: map[string]string{
+			"external_post_deploy_steps_tasks.yaml":              "octavia",
+			"external_deploy_steps_tasks.yaml":                   "tripleo_cephadm",
+			"group_vars/Controller":                              "enable-chassis-as-gw",
+			"Controller/config_settings.yaml":                    "ironic::api",
+			"Compute/site-a-novacompute-0/ComputeSwapDeployment": "swap_size_megabytes",
+			"group_vars/CephStorage":                             "ceph_osd",
+		},
+	},
+	{
+		name: "site-b", controllers: 1, computes: 1,
+		environments: []string{
+			"environments/ssl/enable-internal-tls.yaml",
+			"environments/ssl/tls-everywhere-endpoints-dns.yaml",
+			"environments/services/haproxy-public-tls-certmonger.yaml",
+			"environments/ceph-ansible/ceph-ansible.yaml",
+			"environments/ceph-ansible/ceph-rgw.yaml",
+			"environments/services/neutron-ovs.yaml",
+			"environments/storage/glance-nfs.yaml",
+			"environments/storage/cinder-nfs.yaml",
+			"environments/services/frr.yaml",
+			"environments/enable-legacy-telemetry.yaml",
+			"environments/fips.yaml",
+		},
+		markers: map[string]string{
+			"Controller/config_settings.yaml":  "tripleo::profile::base::rabbitmq::enable_internal_tls: true",
+			"external_deploy_steps_tasks.yaml": "tripleo_ceph_run_ansible",
+			"group_vars/Compute":               "neutron_ovs_agent",
+			"group_vars/Controller":            "fips_mode",
+		},
+	},
 }
 
-// TestRealTHTServices is the second real-THT stack of a run: the wallaby
-// overcloud with three Controllers (a bootstrap node and two others), a
-// Compute and a CephStorage node (cephadm's OSDs), the tree's isolated
-// networks provisioned as wallaby's network v2 commands leave them
-// (tht.Options.NetworkIsolation) and servicesEnvironments, named site-a
-// (hosts, working-dir files and exports take the stack's name), created
-// through heat_stack on its own Heat. On it, as TestRealTHT's steps do on the
-// default overcloud: the export (stepExport, ours against tripleoclient's
-// export_overcloud), then the deploy prechecks and the saved nodes on what
-// that left in the working dir, then config_download's differential test
-// against tripleo-common's own code. The services and the networks must
-// show in the rendering, so that the environments are known to have reached
-// the stack.
+// TestRealTHTServices creates each of serviceSites (a real-THT stack each,
+// named after the site, so that hosts, working-dir files and exports take
+// the stack's name) through heat_stack on its own Heat. On each, as
+// TestRealTHT's steps do on the default overcloud: the export (stepExport,
+// ours against tripleoclient's export_overcloud), then the deploy
+// prechecks and the saved nodes on what that left in the working dir, then
+// config_download's differential test against tripleo-common's own code;
+// the site's markers and every host's network addresses must show in the
+// rendering.
 func TestRealTHTServices(t *testing.T) {
 	heattest.RequireHeat(t)
-	s := &Suite{Opts: tht.Options{WorkDir: filepath.Join(t.TempDir(), "overcloud-deploy"), ControllerCount: 3, ComputeCount: 1,
-		CephStorageCount: 1, NetworkIsolation: true, THTEnvironments: servicesEnvironments, StackName: "site-a"}}
-	var err error
-	if s.Workload, err = tht.Generate(s.Opts); err != nil {
-		t.Fatalf("generating the real-THT workload with network isolation and %v: %v", servicesEnvironments, err)
-	}
-	s.Heat = heattest.Start(t, nil)
-	if s.Client, err = heatapi.NewNoAuth(s.Heat.Endpoint); err != nil {
-		t.Fatal(err)
-	}
-	out, d := s.Run(t, s.StackOptions(t))
-	if out.Action != stack.ActionCreate || out.Stack == nil || out.Stack.Status != "CREATE_COMPLETE" {
-		t.Fatalf("create: action %s stack %+v: %s", out.Action, out.Stack, out.Msg)
-	}
-	if len(out.OutputErrors) > 0 {
-		t.Errorf("output errors: %v", out.OutputErrors)
-	}
-	t.Logf("create with network isolation and %d environments of the tree: %s", len(servicesEnvironments), d.Round(time.Second))
-	s.Stack, s.Outcome = heatapi.StackRef{Name: out.Stack.Name, ID: out.Stack.ID}, out
-
-	// Public TLS: the endpoints the overcloud's clients use are https.
-	if u, _ := out.Outputs["KeystoneURL"].(string); !strings.HasPrefix(u, "https://") {
-		t.Errorf("KeystoneURL %q: tls-endpoints-public-ip.yaml did not reach the stack", u)
-	}
-
-	// The export against tripleoclient's own; it leaves the working dir
-	// as a deploy does (saved environment, config-download).
-	if !t.Run("export", func(t *testing.T) { stepExport(t, s) }) {
-		t.FailNow()
-	}
-	t.Run("precheck", func(t *testing.T) { checkNetworkPrecheck(t, s) })
-	t.Run("nodes", func(t *testing.T) { checkSavedNodes(t, s) })
-
-	p := configDownloadParity(t, s)
-	for file, want := range map[string]string{
-		"external_post_deploy_steps_tasks.yaml":              "octavia",
-		"external_deploy_steps_tasks.yaml":                   "tripleo_cephadm",
-		"group_vars/Controller":                              "enable-chassis-as-gw",
-		"Controller/config_settings.yaml":                    "ironic::api",
-		"Compute/site-a-novacompute-0/ComputeSwapDeployment": "swap_size_megabytes",
-		"group_vars/CephStorage":                             "ceph_osd",
-	} {
-		b, err := os.ReadFile(filepath.Join(p.Ours, file))
-		if err != nil {
-			t.Errorf("%v", err)
-		} else if !strings.Contains(string(b), want) {
-			t.Errorf("%s does not name %s: the services' environments did not reach the rendering", file, want)
-		}
-	}
-	// Every host has the addresses the node environment gave it.
-	inv := readInventoryHosts(t, filepath.Join(p.Ours, "tripleo-ansible-inventory.yaml"))
-	for _, h := range s.Workload.Hosts {
-		if len(h.IPs) == 0 {
-			t.Errorf("host %s: the workload gave it no isolated address", h.Name)
-		}
-		for net, ip := range h.IPs {
-			if got := inv[h.Name][net+"_ip"]; got != ip {
-				t.Errorf("inventory: %s %s_ip = %v, want %s", h.Name, net, got, ip)
+	for _, site := range serviceSites {
+		t.Run(site.name, func(t *testing.T) {
+			s := &Suite{Opts: tht.Options{WorkDir: filepath.Join(t.TempDir(), "overcloud-deploy"), StackName: site.name,
+				ControllerCount: site.controllers, ComputeCount: site.computes, CephStorageCount: 1,
+				NetworkIsolation: true, THTEnvironments: site.environments}}
+			var err error
+			if s.Workload, err = tht.Generate(s.Opts); err != nil {
+				t.Fatalf("generating the real-THT workload with network isolation and %v: %v", site.environments, err)
 			}
-		}
+			s.Heat = heattest.Start(t, nil)
+			if s.Client, err = heatapi.NewNoAuth(s.Heat.Endpoint); err != nil {
+				t.Fatal(err)
+			}
+			out, d := s.Run(t, s.StackOptions(t))
+			if out.Action != stack.ActionCreate || out.Stack == nil || out.Stack.Status != "CREATE_COMPLETE" {
+				t.Fatalf("create: action %s stack %+v: %s", out.Action, out.Stack, out.Msg)
+			}
+			if len(out.OutputErrors) > 0 {
+				t.Errorf("output errors: %v", out.OutputErrors)
+			}
+			t.Logf("create with network isolation and %d environments of the tree: %s", len(site.environments), d.Round(time.Second))
+			s.Stack, s.Outcome = heatapi.StackRef{Name: out.Stack.Name, ID: out.Stack.ID}, out
+
+			// Public TLS: the endpoints the overcloud's clients use are https.
+			if u, _ := out.Outputs["KeystoneURL"].(string); !strings.HasPrefix(u, "https://") {
+				t.Errorf("KeystoneURL %q: the TLS endpoints environment did not reach the stack", u)
+			}
+
+			// The export against tripleoclient's own; it leaves the working
+			// dir as a deploy does (saved environment, config-download).
+			if !t.Run("export", func(t *testing.T) { stepExport(t, s) }) {
+				t.FailNow()
+			}
+			t.Run("precheck", func(t *testing.T) { checkNetworkPrecheck(t, s) })
+			t.Run("nodes", func(t *testing.T) { checkSavedNodes(t, s) })
+
+			p := configDownloadParity(t, s)
+			for file, want := range site.markers {
+				b, err := os.ReadFile(filepath.Join(p.Ours, file))
+				if err != nil {
+					t.Errorf("%v", err)
+				} else if !strings.Contains(string(b), want) {
+					t.Errorf("%s does not hold %q: the environments did not reach the rendering", file, want)
+				}
+			}
+			// Every host has the addresses the node environment gave it.
+			inv := readInventoryHosts(t, filepath.Join(p.Ours, "tripleo-ansible-inventory.yaml"))
+			for _, h := range s.Workload.Hosts {
+				if len(h.IPs) == 0 {
+					t.Errorf("host %s: the workload gave it no isolated address", h.Name)
+				}
+				for net, ip := range h.IPs {
+					if got := inv[h.Name][net+"_ip"]; got != ip {
+						t.Errorf("inventory: %s %s_ip = %v, want %s", h.Name, net, got, ip)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -358,7 +358,9 @@ func AnsibleEnv(ta *Tree, tmp string) ([]string, error) {
 		p := filepath.Join(ta.Root, "tripleo_ansible")
 		pl := filepath.Join(p, "ansible_plugins")
 		env = append(env,
-			"ANSIBLE_ROLES_PATH="+filepath.Join(p, "roles.galaxy")+":"+filepath.Join(p, "roles"),
+			// stubroles: roles THT imports from projects Debian does
+			// not package (stubroles/README.md), after tripleo-ansible's.
+			"ANSIBLE_ROLES_PATH="+filepath.Join(p, "roles.galaxy")+":"+filepath.Join(p, "roles")+":"+filepath.Join(Dir(), "stubroles"),
 			// stubmodules: modules tripleo-ansible needs from elsewhere
 			// that Debian does not package (see each file).
 			"ANSIBLE_LIBRARY="+filepath.Join(p, "roles.galaxy", "config_template", "library")+":"+filepath.Join(pl, "modules")+
