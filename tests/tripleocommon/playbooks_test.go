@@ -1,9 +1,11 @@
 package tripleocommon
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +44,35 @@ func TestPlaybooks(t *testing.T) {
 	want := []string{"common.yaml", "deploy_steps_playbook.yaml", "fq_import.yaml"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Playbooks = %v, want %v", got, want)
+	}
+}
+
+// A playbook importing a role nobody provides fails the syntax check with
+// the role named and where a stand-in goes; the stand-ins resolve THT's
+// imports of tripleo-ipa's and tripleo-validations' roles.
+func TestSyntaxCheckRoles(t *testing.T) {
+	dir := t.TempDir()
+	inv := "all:\n  hosts:\n    h1: {ansible_connection: local}\n"
+	books := map[string]string{
+		"stand_ins.yaml": "- hosts: all\n  tasks:\n  - import_role: {name: tls_everywhere, tasks_from: ipa-server-check}\n" +
+			"  - import_role: {name: ceph, tasks_from: ceph-health}\n",
+		"unknown.yaml": "- hosts: all\n  tasks:\n  - import_role: {name: no_such_role_anywhere}\n",
+	}
+	for n, b := range map[string]string{"tripleo-ansible-inventory.yaml": inv, "stand_ins.yaml": books["stand_ins.yaml"], "unknown.yaml": books["unknown.yaml"]} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env, err := AnsibleEnv(&Tree{Root: t.TempDir()}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SyntaxCheck(context.Background(), env, dir, []string{"stand_ins.yaml"}); err != nil {
+		t.Errorf("the stand-in roles: %v", err)
+	}
+	err = SyntaxCheck(context.Background(), env, dir, []string{"unknown.yaml"})
+	if err == nil || !strings.Contains(err.Error(), "role no_such_role_anywhere is neither tripleo-ansible's nor a stand-in") ||
+		!strings.Contains(err.Error(), "tests/tripleocommon/stubroles") {
+		t.Errorf("an unknown role: %v", err)
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -534,12 +535,20 @@ func SyntaxCheck(ctx context.Context, env []string, dir string, books []string) 
 	return err
 }
 
+// missingRole finds the role ansible-playbook could not resolve.
+var missingRole = regexp.MustCompile(`the role '([^']+)' was not found`)
+
 func playbookCmd(ctx context.Context, env []string, dir string, books []string, flag string) (string, error) {
 	cmd := exec.CommandContext(ctx, "ansible-playbook", append([]string{"-i", "tripleo-ansible-inventory.yaml", flag}, books...)...)
 	cmd.Env, cmd.Dir = env, dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return string(out), fmt.Errorf("ansible-playbook %s %s in %s: %v\n%s", flag, strings.Join(books, " "), dir, err, tail(string(out), 40))
+		hint := ""
+		if m := missingRole.FindStringSubmatch(string(out)); m != nil {
+			hint = fmt.Sprintf("\n(role %s is neither tripleo-ansible's nor a stand-in: if a project Debian does not package provides it, "+
+				"add a stand-in to tests/tripleocommon/stubroles, see its README.md)", m[1])
+		}
+		return string(out), fmt.Errorf("ansible-playbook %s %s in %s: %v\n%s%s", flag, strings.Join(books, " "), dir, err, tail(string(out), 40), hint)
 	}
 	// The plays and tasks are indented; warnings (wrapped at 79 columns,
 	// so their lines depend on dir's length) are not.
