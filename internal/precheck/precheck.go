@@ -904,11 +904,11 @@ func checkNetworks(req *request, ev *evidence) (Check, string) {
 		provisioned bool
 	}
 	var groups []*group
-	anyProvisioned := false
+	allProvisioned := true
 	for _, k := range missing {
 		name := names[k]
 		_, prov := ev.provisioned[k]
-		anyProvisioned = anyProvisioned || prov
+		allProvisioned = allProvisioned && prov
 		g := &group{names: []string{name}, seen: strings.Join(seenIn[k], ", "), provisioned: prov}
 		if req.fromFiles && !prov {
 			g.by, g.prov = req.unregisteredBy(name), providerOf(name)
@@ -961,7 +961,9 @@ func checkNetworks(req *request, ev *evidence) (Check, string) {
 	fix := "add -e environments/network-isolation.yaml and your network-environment.yaml back to the deploy " +
 		"(environment_files), or, for networks provisioned with 'openstack overcloud network provision', the generated " +
 		"networks-deployed environment"
-	if anyProvisioned {
+	if allProvisioned {
+		// Not network-isolation.yaml: a deploy with provisioned networks
+		// does not use it.
 		fix = "add back the networks-deployed environment that 'openstack overcloud network provision' wrote " +
 			"(environment_files; it sets " + deployedNetworkEnv + "), with the VIP and node environments provisioned with it"
 	}

@@ -272,6 +272,15 @@ func TestRun(t *testing.T) {
 			notMsg: []string{"InternalApi", "Storage", "network-isolation.yaml"},
 		},
 		{
+			name: "one network registered in Heat and one provisioned outside it, both dropped: each its reason, both fixes",
+			opts: Options{EnvironmentFiles: envs(netenv), DeployedEnvironment: td("deployed/environment-mixed.yaml"), Checks: []string{NetworkIsolation}},
+			want: map[string]string{NetworkIsolation: Failed},
+			msg: []string{"External (deployed per deployed_environment; OS::TripleO::Network::External is mapped to OS::Heat::None or null by",
+				"InternalApi (deployed per deployed_environment; the deployed environment had it from parameter_defaults.DeployedNetworkEnvironment,",
+				"add -e environments/network-isolation.yaml and your network-environment.yaml back",
+				"for networks provisioned with 'openstack overcloud network provision', the generated networks-deployed environment"},
+		},
+		{
 			name: "networks provisioned outside Heat, the same networks environment again",
 			opts: Options{EnvironmentFiles: envs("env/networks-deployed.yaml"), DeployedEnvironment: td("deployed/environment-provisioned.yaml"),
 				Checks: []string{NetworkIsolation}},
