@@ -27,17 +27,19 @@ import (
 //     Octavia (external post-deploy tasks that write an inventory),
 //     Barbican, Designate, Manila, Ironic in the overcloud, OVN with DVR,
 //     swap;
-//   - site-b: TLS everywhere (tripleo-ipa), ceph-ansible with RGW, ML2/OVS
-//     instead of OVN, Glance and Cinder on NFS, FRR (BGP), the legacy
-//     telemetry, FIPS.
+//   - site-b: IPv6 isolated networks, TLS everywhere (tripleo-ipa),
+//     ceph-ansible with RGW, ML2/OVS instead of OVN, Glance and Cinder on
+//     NFS, FRR (BGP), the legacy telemetry, FIPS.
 //
-// markers are a text each rendered file must hold, so that the environments
+// markers are texts each rendered file must hold, so that the environments
 // are known to have reached the stack.
 var serviceSites = []struct {
 	name                  string
 	controllers, computes int
-	environments          []string
-	markers               map[string]string
+	// ipv6: the isolated networks are IPv6 (tht.Options.IPv6).
+	ipv6         bool
+	environments []string
+	markers      map[string][]string
 }{
 	{
 		name: "site-a", controllers: 3, computes: 1,
@@ -55,17 +57,17 @@ var serviceSites = []struct {
 			"environments/services/neutron-ovn-dvr-ha.yaml",
 			"environments/enable-swap.yaml",
 		},
-		markers: map[string]string{
-			"external_post_deploy_steps_tasks.yaml":              "octavia",
-			"external_deploy_steps_tasks.yaml":                   "tripleo_cephadm",
-			"group_vars/Controller":                              "enable-chassis-as-gw",
-			"Controller/config_settings.yaml":                    "ironic::api",
-			"Compute/site-a-novacompute-0/ComputeSwapDeployment": "swap_size_megabytes",
-			"group_vars/CephStorage":                             "ceph_osd",
+		markers: map[string][]string{
+			"external_post_deploy_steps_tasks.yaml":              {"octavia"},
+			"external_deploy_steps_tasks.yaml":                   {"tripleo_cephadm"},
+			"group_vars/Controller":                              {"enable-chassis-as-gw"},
+			"Controller/config_settings.yaml":                    {"ironic::api"},
+			"Compute/site-a-novacompute-0/ComputeSwapDeployment": {"swap_size_megabytes"},
+			"group_vars/CephStorage":                             {"ceph_osd"},
 		},
 	},
 	{
-		name: "site-b", controllers: 1, computes: 1,
+		name: "site-b", controllers: 1, computes: 1, ipv6: true,
 		environments: []string{
 			"environments/ssl/enable-internal-tls.yaml",
 			"environments/ssl/tls-everywhere-endpoints-dns.yaml",
@@ -79,11 +81,11 @@ var serviceSites = []struct {
 			"environments/enable-legacy-telemetry.yaml",
 			"environments/fips.yaml",
 		},
-		markers: map[string]string{
-			"Controller/config_settings.yaml":  "tripleo::profile::base::rabbitmq::enable_internal_tls: true",
-			"external_deploy_steps_tasks.yaml": "tripleo_ceph_run_ansible",
-			"group_vars/Compute":               "neutron_ovs_agent",
-			"group_vars/Controller":            "fips_mode",
+		markers: map[string][]string{
+			"Controller/config_settings.yaml":  {"tripleo::profile::base::rabbitmq::enable_internal_tls: true", "rabbit_ipv6: true"},
+			"external_deploy_steps_tasks.yaml": {"tripleo_ceph_run_ansible"},
+			"group_vars/Compute":               {"neutron_ovs_agent"},
+			"group_vars/Controller":            {"fips_mode"},
 		},
 	},
 }
@@ -103,7 +105,7 @@ func TestRealTHTServices(t *testing.T) {
 		t.Run(site.name, func(t *testing.T) {
 			s := &Suite{Opts: tht.Options{WorkDir: filepath.Join(t.TempDir(), "overcloud-deploy"), StackName: site.name,
 				ControllerCount: site.controllers, ComputeCount: site.computes, CephStorageCount: 1,
-				NetworkIsolation: true, THTEnvironments: site.environments}}
+				NetworkIsolation: true, IPv6: site.ipv6, THTEnvironments: site.environments}}
 			var err error
 			if s.Workload, err = tht.Generate(s.Opts); err != nil {
 				t.Fatalf("generating the real-THT workload with network isolation and %v: %v", site.environments, err)
@@ -136,12 +138,16 @@ func TestRealTHTServices(t *testing.T) {
 			t.Run("nodes", func(t *testing.T) { checkSavedNodes(t, s) })
 
 			p := configDownloadParity(t, s)
-			for file, want := range site.markers {
+			for file, texts := range site.markers {
 				b, err := os.ReadFile(filepath.Join(p.Ours, file))
 				if err != nil {
 					t.Errorf("%v", err)
-				} else if !strings.Contains(string(b), want) {
-					t.Errorf("%s does not hold %q: the environments did not reach the rendering", file, want)
+					continue
+				}
+				for _, want := range texts {
+					if !strings.Contains(string(b), want) {
+						t.Errorf("%s does not hold %q: the environments did not reach the rendering", file, want)
+					}
 				}
 			}
 			// Every host has the addresses the node environment gave it.

@@ -36,14 +36,16 @@ import (
 // netData is a network of the tree's network_data.yaml (the file the
 // templates were rendered with).
 type netData struct {
-	Name      string `yaml:"name"`
-	NameLower string `yaml:"name_lower"`
-	VIP       bool   `yaml:"vip"`
-	VLAN      *int   `yaml:"vlan"`
-	IPSubnet  string `yaml:"ip_subnet"`
-	GatewayIP string `yaml:"gateway_ip"`
-	MTU       int    `yaml:"mtu"`
-	Enabled   *bool  `yaml:"enabled"`
+	Name        string `yaml:"name"`
+	NameLower   string `yaml:"name_lower"`
+	VIP         bool   `yaml:"vip"`
+	VLAN        *int   `yaml:"vlan"`
+	IPSubnet    string `yaml:"ip_subnet"`
+	GatewayIP   string `yaml:"gateway_ip"`
+	IPv6Subnet  string `yaml:"ipv6_subnet"`
+	GatewayIPv6 string `yaml:"gateway_ipv6"`
+	MTU         int    `yaml:"mtu"`
+	Enabled     *bool  `yaml:"enabled"`
 
 	prefix netip.Prefix
 }
@@ -63,7 +65,10 @@ type isolation struct {
 
 // readIsolation reads the enabled networks of networksFile and the
 // networks of each pre-provisioned role of roles.
-func readIsolation(networksFile string, roles []roleData) (*isolation, error) {
+//
+// With ipv6 each network is its ipv6_subnet (and gateway_ipv6), as in THT's
+// network-data-samples/default-network-isolation-ipv6.yaml.
+func readIsolation(networksFile string, roles []roleData, ipv6 bool) (*isolation, error) {
 	b, err := os.ReadFile(networksFile)
 	if err != nil {
 		return nil, fmt.Errorf("tht: network isolation: %w", err)
@@ -83,11 +88,19 @@ func readIsolation(networksFile string, roles []roleData) (*isolation, error) {
 		if n.MTU == 0 {
 			n.MTU = 1500
 		}
-		p, err := netip.ParsePrefix(n.IPSubnet)
-		if err != nil || !p.Addr().Is4() || p.Bits() > 24 {
-			return nil, fmt.Errorf("tht: network isolation: %s: network %s: ip_subnet %q: want an IPv4 subnet of /24 or wider", networksFile, n.Name, n.IPSubnet)
+		if ipv6 {
+			p, err := netip.ParsePrefix(n.IPv6Subnet)
+			if err != nil || !p.Addr().Is6() || p.Bits() > 112 {
+				return nil, fmt.Errorf("tht: network isolation: %s: network %s: ipv6_subnet %q: want an IPv6 subnet of /112 or wider", networksFile, n.Name, n.IPv6Subnet)
+			}
+			n.prefix, n.GatewayIP = p.Masked(), n.GatewayIPv6
+		} else {
+			p, err := netip.ParsePrefix(n.IPSubnet)
+			if err != nil || !p.Addr().Is4() || p.Bits() > 24 {
+				return nil, fmt.Errorf("tht: network isolation: %s: network %s: ip_subnet %q: want an IPv4 subnet of /24 or wider", networksFile, n.Name, n.IPSubnet)
+			}
+			n.prefix = p.Masked()
 		}
-		n.prefix = p.Masked()
 		iso.nets = append(iso.nets, n)
 	}
 	for i := range iso.nets {
@@ -141,19 +154,36 @@ func roleNetworkNames(v any) ([]string, error) {
 // addr is the address at offset in n's subnet, if the subnet holds it
 // (network and broadcast addresses excluded).
 func (n *netData) addr(offset int) (string, bool) {
-	size := 1 << (32 - n.prefix.Bits())
-	if offset < 1 || offset >= size-1 {
+	hostBits := n.prefix.Addr().BitLen() - n.prefix.Bits()
+	if offset < 1 || hostBits < 31 && offset >= 1<<hostBits-1 {
 		return "", false
 	}
-	a := n.prefix.Addr().As4()
-	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
-	v += uint32(offset)
-	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}).String(), true
+	b := n.prefix.Addr().AsSlice()
+	carry := uint64(offset)
+	for i := len(b) - 1; i >= 0 && carry > 0; i-- {
+		v := uint64(b[i]) + carry
+		b[i], carry = byte(v), v>>8
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a.String(), true
 }
 
-// port is a NodePortMap or VipPortMap entry.
+// port is a NodePortMap or VipPortMap entry (tripleo-ansible's
+// n_utils.wrap_ipv6 for the URI form).
 func (n *netData) port(ip string) map[string]any {
-	return map[string]any{"ip_address": ip, "ip_address_uri": ip, "ip_subnet": fmt.Sprintf("%s/%d", ip, n.prefix.Bits())}
+	uri := ip
+	if n.prefix.Addr().Is6() {
+		uri = "[" + ip + "]"
+	}
+	return map[string]any{"ip_address": ip, "ip_address_uri": uri, "ip_subnet": fmt.Sprintf("%s/%d", ip, n.prefix.Bits())}
+}
+
+// version is the network's IP version.
+func (n *netData) version() int {
+	if n.prefix.Addr().Is6() {
+		return 6
+	}
+	return 4
 }
 
 // networksEnvironment is networks-deployed.yaml.
@@ -173,13 +203,13 @@ func (iso *isolation) networksEnvironment(tree string) map[string]any {
 			gw = n.GatewayIP
 		}
 		subnet := n.NameLower + "_subnet"
-		versions[n.NameLower] = 4
+		versions[n.NameLower] = n.version()
 		cidrs[n.NameLower] = []any{n.prefix.String()}
 		attrs[n.NameLower] = map[string]any{
 			"network": map[string]any{"name": n.NameLower, "mtu": n.MTU,
 				"dns_domain": strings.ToLower(n.Name) + "." + iso.domain, "tags": tags},
 			"subnets": map[string]any{subnet: map[string]any{"name": subnet, "cidr": n.prefix.String(),
-				"gateway_ip": gw, "host_routes": []any{}, "dns_nameservers": []any{}, "ip_version": 4,
+				"gateway_ip": gw, "host_routes": []any{}, "dns_nameservers": []any{}, "ip_version": n.version(),
 				"tags": []any{fmt.Sprintf("tripleo_vlan_id=%d", vlan)}}},
 		}
 	}

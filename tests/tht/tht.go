@@ -85,6 +85,9 @@ type Options struct {
 	// network with vip: true and each host's ports on its role's networks.
 	// Without it, only the ctlplane is provisioned.
 	NetworkIsolation bool
+	// IPv6 makes the isolated networks IPv6 (each network's ipv6_subnet;
+	// the ctlplane stays IPv4). Needs NetworkIsolation.
+	IPv6 bool
 	// DeployIdentifier (0: DefaultDeployIdentifier).
 	DeployIdentifier int64
 	// CacheDir holds rendered trees (default: $EPHEMERAL_HEAT_THT_CACHE,
@@ -225,6 +228,9 @@ func Generate(o Options) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.IPv6 && !o.NetworkIsolation {
+		return nil, fmt.Errorf("tht: IPv6 is for the isolated networks: set NetworkIsolation too")
+	}
 	if o.CephStorageCount < 0 {
 		return nil, fmt.Errorf("tht: node counts must be positive, got CephStorage %d", o.CephStorageCount)
 	}
@@ -364,7 +370,7 @@ func writeEnvironments(w *Workload, o Options, counts map[string]int, root strin
 	}
 	var iso *isolation
 	if o.NetworkIsolation {
-		if iso, err = readIsolation(filepath.Join(tree, NetworksFile), roles); err != nil {
+		if iso, err = readIsolation(filepath.Join(tree, NetworksFile), roles, o.IPv6); err != nil {
 			return err
 		}
 	}

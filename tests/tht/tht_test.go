@@ -1020,3 +1020,37 @@ func TestNetworkIsolationOff(t *testing.T) {
 		t.Errorf("VIP registry after isolation off: %v", rr)
 	}
 }
+
+// IPv6 gives the isolated networks their ipv6_subnet: addresses in the
+// same per-role blocks, URIs in brackets (tripleo-ansible's wrap_ipv6),
+// version 6 and the IPv6 gateway; the ctlplane stays IPv4. It needs
+// NetworkIsolation.
+func TestNetworkIsolationIPv6(t *testing.T) {
+	reference(t)
+	w, err := Generate(Options{WorkDir: filepath.Join(t.TempDir(), "w"), ComputeCount: 1, NetworkIsolation: true, IPv6: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ue := filepath.Join(w.TemplateDir, UserEnvDir)
+	dne, _ := parameterDefaults(t, filepath.Join(ue, NetworksEnv))["DeployedNetworkEnvironment"].(map[string]any)
+	if v, c := path(dne, "net_ip_version_map", "internal_api"), path(dne, "net_cidr_map", "internal_api"); v != 6 || !reflect.DeepEqual(c, []any{"fd00:fd00:fd00:2000::/64"}) {
+		t.Errorf("internal_api: version %v, cidrs %v", v, c)
+	}
+	if gw := path(dne, "net_attributes_map", "external", "subnets", "external_subnet", "gateway_ip"); gw != "2001:db8:fd00:1000::1" {
+		t.Errorf("external gateway %v", gw)
+	}
+	vips, _ := parameterDefaults(t, filepath.Join(ue, VIPEnv))["VipPortMap"].(map[string]any)
+	if got := vips["storage"]; !reflect.DeepEqual(got, map[string]any{"ip_address": "fd00:fd00:fd00:3000::5", "ip_address_uri": "[fd00:fd00:fd00:3000::5]", "ip_subnet": "fd00:fd00:fd00:3000::5/64"}) {
+		t.Errorf("storage VIP %v", got)
+	}
+	npm, _ := parameterDefaults(t, filepath.Join(ue, NodeEnv))["NodePortMap"].(map[string]any)
+	if got := path(npm, "overcloud-novacompute-0", "tenant"); !reflect.DeepEqual(got, map[string]any{"ip_address": "fd00:fd00:fd00:5000::1e", "ip_address_uri": "[fd00:fd00:fd00:5000::1e]", "ip_subnet": "fd00:fd00:fd00:5000::1e/64"}) {
+		t.Errorf("compute-0 tenant port %v", got)
+	}
+	if got := path(npm, "overcloud-novacompute-0", "ctlplane", "ip_address"); got != "192.168.24.30" {
+		t.Errorf("compute-0 ctlplane %v", got)
+	}
+	if _, err := Generate(Options{WorkDir: filepath.Join(t.TempDir(), "w"), IPv6: true}); err == nil || !strings.Contains(err.Error(), "set NetworkIsolation too") {
+		t.Errorf("IPv6 without isolation: %v", err)
+	}
+}

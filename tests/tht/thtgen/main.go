@@ -47,6 +47,7 @@ func main() {
 	flag.Int64Var(&o.DeployIdentifier, "deploy-identifier", tht.DefaultDeployIdentifier, "DeployIdentifier")
 	flag.Var(removed, "removed", "ROLE:INDEX of a node removed by a scale-down (repeatable)")
 	flag.BoolVar(&o.NetworkIsolation, "network-isolation", false, "provision the tree's isolated networks (network_data.yaml): networks, VIPs and each node's ports, as wallaby's network v2 commands write them")
+	flag.BoolVar(&o.IPv6, "ipv6", false, "with -network-isolation, IPv6 isolated networks (each network's ipv6_subnet)")
 	flag.Var(&treeEnvs, "tht-env", "environment of the rendered tree, by path from its root (e.g. environments/services/octavia.yaml), before the -e files (repeatable)")
 	flag.Var(&extra, "e", "extra environment file, last (repeatable)")
 	flag.Parse()
