@@ -29,7 +29,7 @@ import (
 //     host and network of its role (roles_data's networks), and the
 //     OS::TripleO::<Role>::Ports::<Name>Port registry entries.
 //
-// Addresses: a network's VIP is its subnet's 5th address; a node gets the
+// Addresses: a network's VIP is at offset 5 in its subnet; a node gets the
 // address at its role's isolated block plus its index in each subnet
 // (nodeRole.isoBase), so it keeps it across scaling, as on the ctlplane.
 
@@ -47,7 +47,10 @@ type netData struct {
 	MTU         int    `yaml:"mtu"`
 	Enabled     *bool  `yaml:"enabled"`
 
-	prefix netip.Prefix
+	// prefix and gateway are the subnet used (IPv4 or, with IPv6, the
+	// ipv6_ ones) and its gateway ("" for none).
+	prefix  netip.Prefix
+	gateway string
 }
 
 // vipOffset is the address of a network's VIP in its subnet.
@@ -93,13 +96,13 @@ func readIsolation(networksFile string, roles []roleData, ipv6 bool) (*isolation
 			if err != nil || !p.Addr().Is6() || p.Bits() > 112 {
 				return nil, fmt.Errorf("tht: network isolation: %s: network %s: ipv6_subnet %q: want an IPv6 subnet of /112 or wider", networksFile, n.Name, n.IPv6Subnet)
 			}
-			n.prefix, n.GatewayIP = p.Masked(), n.GatewayIPv6
+			n.prefix, n.gateway = p.Masked(), n.GatewayIPv6
 		} else {
 			p, err := netip.ParsePrefix(n.IPSubnet)
 			if err != nil || !p.Addr().Is4() || p.Bits() > 24 {
 				return nil, fmt.Errorf("tht: network isolation: %s: network %s: ip_subnet %q: want an IPv4 subnet of /24 or wider", networksFile, n.Name, n.IPSubnet)
 			}
-			n.prefix = p.Masked()
+			n.prefix, n.gateway = p.Masked(), n.GatewayIP
 		}
 		iso.nets = append(iso.nets, n)
 	}
@@ -199,8 +202,8 @@ func (iso *isolation) networksEnvironment(tree string) map[string]any {
 			vlan = *n.VLAN
 		}
 		var gw any
-		if n.GatewayIP != "" {
-			gw = n.GatewayIP
+		if n.gateway != "" {
+			gw = n.gateway
 		}
 		subnet := n.NameLower + "_subnet"
 		versions[n.NameLower] = n.version()
