@@ -221,7 +221,8 @@ func checkNetworkPrecheck(t *testing.T, s *Suite) {
 }
 
 // readInventoryHosts reads each host's variables from a config-download
-// inventory (groups with hosts: {name: {vars}} at any depth).
+// inventory: the hosts of its top-level groups (config-download lists each
+// host with its variables under its role's group, hosts: {name: {vars}}).
 func readInventoryHosts(t *testing.T, path string) map[string]map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(path)
