@@ -52,13 +52,12 @@ func TestPlaybooks(t *testing.T) {
 // imports of tripleo-ipa's and tripleo-validations' roles.
 func TestSyntaxCheckRoles(t *testing.T) {
 	dir := t.TempDir()
-	inv := "all:\n  hosts:\n    h1: {ansible_connection: local}\n"
-	books := map[string]string{
+	for n, b := range map[string]string{
+		"tripleo-ansible-inventory.yaml": "all:\n  hosts:\n    h1: {ansible_connection: local}\n",
 		"stand_ins.yaml": "- hosts: all\n  tasks:\n  - import_role: {name: tls_everywhere, tasks_from: ipa-server-check}\n" +
 			"  - import_role: {name: ceph, tasks_from: ceph-health}\n",
 		"unknown.yaml": "- hosts: all\n  tasks:\n  - import_role: {name: no_such_role_anywhere}\n",
-	}
-	for n, b := range map[string]string{"tripleo-ansible-inventory.yaml": inv, "stand_ins.yaml": books["stand_ins.yaml"], "unknown.yaml": books["unknown.yaml"]} {
+	} {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte(b), 0o600); err != nil {
 			t.Fatal(err)
 		}
