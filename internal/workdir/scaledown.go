@@ -27,7 +27,7 @@ type Removal struct {
 // ScaleDownOptions are the operator's choices of a scale-down.
 type ScaleDownOptions struct {
 	// AllowEmptyGroup lets a scale-down remove every node of a
-	// Controller-like group (ControllerLike); without it that is refused.
+	// control-plane group (controlPlane); without it that is refused.
 	AllowEmptyGroup bool
 }
 
@@ -77,13 +77,67 @@ const scaleDownHeader = `# The nodes removed from stack %s by ephemeral.heat sca
 // keep a node unless the operator says otherwise (ControllerLike).
 var controllerLike = regexp.MustCompile(`(?i)controller`)
 
-// ControllerLike says whether a scale-down refuses to remove every node of
-// g (unless ScaleDownOptions.AllowEmptyGroup): its role or resource name
-// contains "controller", in any case (THT's Controller, ControllerOpenstack,
-// CellController, ...). The name is the rule, not the services the members
-// run: simple to predict, and what THT's role names say.
+// ControllerLike says whether g's role or resource name contains
+// "controller", in any case (THT's Controller, ControllerOpenstack,
+// CellController, ...).
 func ControllerLike(g *Group) bool {
 	return controllerLike.MatchString(g.Role) || controllerLike.MatchString(g.Resource)
+}
+
+// ClusterServices are THT's names (the EnabledServices output's) of the
+// services whose last node going takes the overcloud's control plane down:
+// the Pacemaker cluster, the Galera database, RabbitMQ, the OVN databases,
+// Keystone, HAProxy (the VIPs) and the Ceph monitors. THT's split-control-
+// plane roles carry them under other names than Controller (roles/
+// Database.yaml, Messaging.yaml, Telemetry.yaml run Pacemaker; CephAll the
+// Ceph monitors).
+var ClusterServices = []string{"pacemaker", "mysql", "oslo_messaging_rpc", "rabbitmq", "ovn_dbs", "keystone", "haproxy", "ceph_mon"}
+
+// enabledServices reads the last deploy's EnabledServices output (role
+// name to its services): nil when it was not saved or is empty (a template
+// without such an output), nil and a warning when it is not such a map.
+func (l Layout) enabledServices() (map[string][]string, string, error) {
+	v, ok, err := l.savedOutput("EnabledServices")
+	if err != nil || !ok || v == nil {
+		return nil, "", err
+	}
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		return nil, fmt.Sprintf("saved output %s is not a map of role names to service lists (%T): only the group names say which groups keep a node", l.Output("EnabledServices"), v), nil
+	}
+	out := map[string][]string{}
+	for role, list := range m {
+		items, _ := list.([]any)
+		for _, it := range items {
+			if name, ok := it.(string); ok {
+				out[role] = append(out[role], name)
+			}
+		}
+	}
+	return out, "", nil
+}
+
+// controlPlane says whether a scale-down refuses to remove every node of g
+// (unless ScaleDownOptions.AllowEmptyGroup), and why: g is Controller-like
+// (ControllerLike), or its role runs one of ClusterServices (services, the
+// last deploy's EnabledServices). A group of another name that runs none
+// of them may be emptied (with a warning).
+func controlPlane(g *Group, services map[string][]string) (bool, string) {
+	if ControllerLike(g) {
+		return true, "its name contains \"controller\""
+	}
+	var runs []string
+	for _, svc := range services[g.Role] {
+		for _, c := range ClusterServices {
+			if svc == c {
+				runs = append(runs, svc)
+			}
+		}
+	}
+	if len(runs) > 0 {
+		return true, "role " + g.Role + " runs " + strings.Join(runs, ", ")
+	}
+	return false, ""
 }
 
 // PlanScaleDown maps hostnames to their group and index in the last
@@ -96,8 +150,8 @@ func ControllerLike(g *Group) bool {
 //     (ReadNodes, readScaleDownEnv);
 //   - a group whose count or removal_policies the template does not take
 //     from a parameter;
-//   - removing every node of a Controller-like group (ControllerLike)
-//     unless o.AllowEmptyGroup; any other group emptied is a warning.
+//   - removing every node of a control-plane group (controlPlane) unless
+//     o.AllowEmptyGroup; any other group emptied is a warning.
 //
 // A count cannot go below zero: only the members of the last deploy can
 // be named, each counted once (a node named twice, or removed by an
@@ -125,6 +179,10 @@ func (l Layout) PlanScaleDown(hosts []string, o ScaleDownOptions) (*ScaleDownPla
 	env, err := l.readScaleDownEnv(nodes)
 	if err != nil {
 		return nil, err
+	}
+	services, warning, err := l.enabledServices()
+	if err != nil {
+		return nil, fmt.Errorf("%w; nothing was run", err)
 	}
 	params := env.effective()
 	type where struct {
@@ -164,6 +222,9 @@ func (l Layout) PlanScaleDown(hosts []string, o ScaleDownOptions) (*ScaleDownPla
 	}
 	p := &ScaleDownPlan{Hosts: append([]string{}, hosts...), Options: o, Remove: []Removal{}, Already: []Removal{},
 		Counts: map[string]int{}, Limit: []string{}, NotInLimit: []string{}, Warnings: env.warnings, Before: env.raw}
+	if warning != "" {
+		p.Warnings = append(p.Warnings, warning)
+	}
 	var unknown []string
 	seen := map[string]bool{}
 	touched := map[string]*Group{}
@@ -210,11 +271,12 @@ func (l Layout) PlanScaleDown(hosts []string, o ScaleDownOptions) (*ScaleDownPla
 		left := len(g.Members) - countRemovedMembers(g, removed[g.Resource])
 		if touched[g.Resource] != nil && left == 0 && len(g.Members) > 0 {
 			what := fmt.Sprintf("group %s (role %s) has no node left (%s: 0)", g.Resource, g.Role, g.CountParameter)
+			cp, why := controlPlane(g, services)
 			switch {
-			case ControllerLike(g) && !o.AllowEmptyGroup:
-				emptied = append(emptied, fmt.Sprintf("removing %s leaves group %s (role %s) with no node (%s: 0)",
-					namesIn(p.Remove, g), g.Resource, g.Role, g.CountParameter))
-			case ControllerLike(g):
+			case cp && !o.AllowEmptyGroup:
+				emptied = append(emptied, fmt.Sprintf("removing %s leaves group %s (role %s) with no node (%s: 0), and %s",
+					namesIn(p.Remove, g), g.Resource, g.Role, g.CountParameter, why))
+			case cp:
 				p.Warnings = append(p.Warnings, "allow_empty_group: "+what)
 			default:
 				p.Warnings = append(p.Warnings, what+": every later deploy creates none")
@@ -231,7 +293,8 @@ func (l Layout) PlanScaleDown(hosts []string, o ScaleDownOptions) (*ScaleDownPla
 		p.Counts[g.Role] = left
 	}
 	if len(emptied) > 0 {
-		return nil, fmt.Errorf("%s: a group whose role or resource name contains \"controller\" keeps a node unless allow_empty_group: true "+
+		return nil, fmt.Errorf("%s: a control-plane group (its role or resource name contains \"controller\", or its role runs "+strings.Join(ClusterServices, ", ")+
+			" in the last deploy's EnabledServices) keeps a node unless allow_empty_group: true "+
 			"(role variable overcloud_scale_down_allow_empty_group, playbook variable scale_down_allow_empty_group) says to remove them all; nothing was run",
 			strings.Join(emptied, "; "))
 	}

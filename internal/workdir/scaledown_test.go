@@ -1,7 +1,9 @@
 package workdir
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -277,5 +279,78 @@ func TestScaleDownWritesReplan(t *testing.T) {
 	p, err := l.ApplyScaleDown([]string{"overcloud-novacompute-2"}, ScaleDownOptions{})
 	if after, _ := os.ReadFile(l.ScaleDown()); err != nil || p.Changed || string(after) != string(before) {
 		t.Errorf("again: %+v %v", p, err)
+	}
+}
+
+// The split control plane (THT's roles/Database.yaml, Messaging.yaml,
+// ...): a group whose role runs one of ClusterServices in the saved
+// EnabledServices keeps its last node like a Controller, whatever its
+// name; a role that runs none of them may be emptied. Without the saved
+// output, or with one that is not a map, the names decide.
+func TestScaleDownClusterRoles(t *testing.T) {
+	const services = `Database: [mysql, pacemaker, clustercheck, sshd]
+Messaging: [oslo_messaging_rpc, sshd]
+Monitors: [ceph_mon]
+Networker: [ovn_controller, neutron_dhcp, sshd]
+ComputeLeaf1: [nova_compute, mysql_client]
+`
+	tests := []struct {
+		name, host, services string
+		refused              string // "" when the group may be emptied
+	}{
+		{"database", "overcloud-database-0", services, "group Database (role Database) with no node (DatabaseCount: 0), and role Database runs mysql, pacemaker"},
+		{"messaging", "overcloud-messaging-0", services, "role Messaging runs oslo_messaging_rpc"},
+		{"ceph monitors", "overcloud-monitors-0", services, "role Monitors runs ceph_mon"},
+		{"networker", "overcloud-networker-0", services, ""},
+		{"compute leaf (mysql_client is not mysql)", "overcloud-computeleaf1-0", services, ""},
+		{"no saved output: the name decides", "overcloud-database-0", "", ""},
+		{"output not a map: the name decides", "overcloud-database-0", "[mysql]\n", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := New(filepath.Join(t.TempDir(), "w"), "overcloud")
+			var groups []Group
+			inv := "Undercloud:\n  hosts:\n    undercloud: {ansible_connection: local}\n"
+			for i, role := range []string{"Database", "Messaging", "Monitors", "Networker", "ComputeLeaf1"} {
+				host := "overcloud-" + strings.ToLower(role) + "-0"
+				groups = append(groups, Group{Resource: role, Role: role, CountParameter: role + "Count",
+					RemovalPoliciesParameter: role + "RemovalPolicies", Removed: []string{}, Members: []Member{{"0", host}}})
+				inv += fmt.Sprintf("%s:\n  hosts:\n    %s: {ansible_host: 192.0.2.%d}\n", role, host, 20+i)
+			}
+			os.MkdirAll(filepath.Dir(l.Nodes()), 0o700)
+			if err := os.WriteFile(l.Nodes(), yamlOf(Nodes{Stack: "overcloud", Groups: groups}), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			writeInventory(t, l, inv)
+			if tc.services != "" {
+				if err := os.WriteFile(l.Output("EnabledServices"), []byte(tc.services), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := l.PlanScaleDown([]string{tc.host}, ScaleDownOptions{})
+			if tc.refused != "" {
+				for _, w := range []string{tc.refused, "a control-plane group", "allow_empty_group: true", "nothing was run"} {
+					if err == nil || !strings.Contains(err.Error(), w) {
+						t.Errorf("err %v, want it to hold %q", err, w)
+					}
+				}
+				if p, err = l.PlanScaleDown([]string{tc.host}, ScaleDownOptions{AllowEmptyGroup: true}); err != nil || len(p.Remove) != 1 {
+					t.Fatalf("with allow_empty_group: %+v %v", p, err)
+				}
+				if !strings.Contains(strings.Join(p.Warnings, "\n"), "allow_empty_group: group") {
+					t.Errorf("with allow_empty_group: warnings %q", p.Warnings)
+				}
+				return
+			}
+			if err != nil || len(p.Remove) != 1 {
+				t.Fatalf("plan %+v: %v", p, err)
+			}
+			if !strings.Contains(strings.Join(p.Warnings, "\n"), "has no node left") {
+				t.Errorf("warnings %q, want the group emptied", p.Warnings)
+			}
+			if strings.HasPrefix(tc.services, "[") && !strings.Contains(strings.Join(p.Warnings, "\n"), "is not a map of role names to service lists") {
+				t.Errorf("warnings %q, want the unreadable output named", p.Warnings)
+			}
+		})
 	}
 }

@@ -69,7 +69,7 @@ var spec = &module.Spec{
 		{Name: "phase", Help: "status: the phase the deploy is in (deployment_phase)"},
 		{Name: "hosts", Type: module.List, Help: "scale_down: the host names of the nodes to remove"},
 		{Name: "allow_empty_group", Type: module.Bool, Default: false,
-			Help: "scale_down: allow removing every node of a group whose role or resource name contains controller"},
+			Help: "scale_down: allow removing every node of a control-plane group (its name contains controller, or its role runs a clustered service such as pacemaker or mysql)"},
 		{Name: "fingerprint", Help: "fingerprint: the sha256 (hex) of the inputs of the deploy that just succeeded"},
 		{Name: "stacks", Type: module.List, Check: checkStacks,
 			Help: "merge_inventory: the stacks whose inventories to merge, in order (this working dir's stack among them; the first one's Undercloud is kept)"},
