@@ -5,10 +5,11 @@
 // (Controller×1 + Compute×3, pre-provisioned servers) is shared: every test
 // that needs a real-THT stack is an ordered step of TestRealTHT in
 // realtht_test.go, working on the state the previous steps left (see steps
-// there). TestRealTHTServices (services_test.go) creates two more, one per
-// site of serviceSites: network isolation, a CephStorage node and the
-// tree's environments for the services operators commonly add, for the
-// export, the prechecks, the saved nodes and config-download's differential
-// test on them.
+// there). TestRealTHTServices (services_test.go) creates three more, one
+// per site of serviceSites: network isolation, a CephStorage node, the
+// tree's environments for the services operators commonly add and (site-c)
+// generated composable roles, for the export, the prechecks, the saved
+// nodes, the scale-down's guard of the last nodes and config-download's
+// differential test on them.
 // The package has tests only.
 package realtht

@@ -29,20 +29,33 @@ import (
 //     swap;
 //   - site-b: IPv6 isolated networks, TLS everywhere (tripleo-ipa),
 //     ceph-ansible with RGW, ML2/OVS instead of OVN, Glance and Cinder on
-//     NFS, FRR (BGP), the legacy telemetry, FIPS.
+//     NFS, FRR (BGP), the legacy telemetry, FIPS;
+//   - site-c: composable roles (tht.Options.Roles), the control plane
+//     split as THT's roles/ offer it: no Controller role, but
+//     ControllerOpenstack, Database, Messaging and Networker, and a
+//     renamed copy of Compute (Compute:ComputeLeaf1), with cephadm.
 //
 // markers are texts each rendered file must hold, so that the environments
-// are known to have reached the stack.
+// are known to have reached the stack. keepsNode are roles whose last node
+// a scale-down must refuse to remove, with the reason it gives; mayEmpty
+// roles whose last node it removes (with a warning).
 var serviceSites = []struct {
 	name                  string
 	controllers, computes int
-	// ipv6: the isolated networks are IPv6 (tht.Options.IPv6).
-	ipv6         bool
-	environments []string
-	markers      map[string][]string
+	cephStorage           int
+	// roles and roleCounts: tht.Options.Roles and RoleCounts.
+	roles      []string
+	roleCounts map[string]int
+	// ipv6: the isolated networks are IPv6 (tht.Options.IPv6); publicTLS:
+	// the environments put TLS on the public endpoints.
+	ipv6, publicTLS bool
+	environments    []string
+	markers         map[string][]string
+	keepsNode       map[string]string
+	mayEmpty        []string
 }{
 	{
-		name: "site-a", controllers: 3, computes: 1,
+		name: "site-a", controllers: 3, computes: 1, cephStorage: 1, publicTLS: true,
 		environments: []string{
 			"environments/docker-ha.yaml",
 			"environments/ssl/enable-tls.yaml",
@@ -65,9 +78,11 @@ var serviceSites = []struct {
 			"Compute/site-a-novacompute-0/ComputeSwapDeployment": {"swap_size_megabytes"},
 			"group_vars/CephStorage":                             {"ceph_osd"},
 		},
+		keepsNode: map[string]string{"Controller": `its name contains "controller"`},
+		mayEmpty:  []string{"CephStorage"},
 	},
 	{
-		name: "site-b", controllers: 1, computes: 1, ipv6: true,
+		name: "site-b", controllers: 1, computes: 1, cephStorage: 1, ipv6: true, publicTLS: true,
 		environments: []string{
 			"environments/ssl/enable-internal-tls.yaml",
 			"environments/ssl/tls-everywhere-endpoints-dns.yaml",
@@ -88,6 +103,24 @@ var serviceSites = []struct {
 			"group_vars/Controller":            {"fips_mode"},
 		},
 	},
+	{
+		name: "site-c", computes: 1, cephStorage: 1,
+		roles:        []string{"ControllerOpenstack", "Database", "Messaging", "Networker", "Compute", "Compute:ComputeLeaf1", "CephStorage"},
+		roleCounts:   map[string]int{"ControllerOpenstack": 1, "Database": 1, "Messaging": 1, "Networker": 1, "ComputeLeaf1": 1},
+		environments: []string{"environments/cephadm/cephadm.yaml"},
+		markers: map[string][]string{
+			"group_vars/Database":     {"mysql"},
+			"group_vars/Messaging":    {"oslo_messaging_rpc"},
+			"group_vars/Networker":    {"enable-chassis-as-gw"},
+			"group_vars/ComputeLeaf1": {"nova_compute"},
+		},
+		keepsNode: map[string]string{
+			"ControllerOpenstack": `its name contains "controller"`,
+			"Database":            "role Database runs mysql",
+			"Messaging":           "role Messaging runs pacemaker, oslo_messaging_rpc",
+		},
+		mayEmpty: []string{"Networker", "ComputeLeaf1"},
+	},
 }
 
 // TestRealTHTServices creates each of serviceSites (a real-THT stack each,
@@ -95,16 +128,17 @@ var serviceSites = []struct {
 // the stack's name) through heat_stack on its own Heat. On each, as
 // TestRealTHT's steps do on the default overcloud: the export (stepExport,
 // ours against tripleoclient's export_overcloud), then the deploy
-// prechecks and the saved nodes on what that left in the working dir, then
-// config_download's differential test against tripleo-common's own code;
-// the site's markers and every host's network addresses must show in the
-// rendering.
+// prechecks, the saved nodes and the scale-down's guard of each role's
+// last node on what that left in the working dir, then config_download's
+// differential test against tripleo-common's own code; the site's markers
+// and every host's network addresses must show in the rendering.
 func TestRealTHTServices(t *testing.T) {
 	heattest.RequireHeat(t)
 	for _, site := range serviceSites {
 		t.Run(site.name, func(t *testing.T) {
 			s := &Suite{Opts: tht.Options{WorkDir: filepath.Join(t.TempDir(), "overcloud-deploy"), StackName: site.name,
-				ControllerCount: site.controllers, ComputeCount: site.computes, CephStorageCount: 1,
+				ControllerCount: site.controllers, ComputeCount: site.computes, CephStorageCount: site.cephStorage,
+				Roles: site.roles, RoleCounts: site.roleCounts,
 				NetworkIsolation: true, IPv6: site.ipv6, THTEnvironments: site.environments}}
 			var err error
 			if s.Workload, err = tht.Generate(s.Opts); err != nil {
@@ -125,8 +159,8 @@ func TestRealTHTServices(t *testing.T) {
 			s.Stack, s.Outcome = heatapi.StackRef{Name: out.Stack.Name, ID: out.Stack.ID}, out
 
 			// Public TLS: the endpoints the overcloud's clients use are https.
-			if u, _ := out.Outputs["KeystoneURL"].(string); !strings.HasPrefix(u, "https://") {
-				t.Errorf("KeystoneURL %q: the TLS endpoints environment did not reach the stack", u)
+			if u, _ := out.Outputs["KeystoneURL"].(string); strings.HasPrefix(u, "https://") != site.publicTLS {
+				t.Errorf("KeystoneURL %q: want https %v", u, site.publicTLS)
 			}
 
 			// The export against tripleoclient's own; it leaves the working
@@ -136,6 +170,7 @@ func TestRealTHTServices(t *testing.T) {
 			}
 			t.Run("precheck", func(t *testing.T) { checkNetworkPrecheck(t, s) })
 			t.Run("nodes", func(t *testing.T) { checkSavedNodes(t, s) })
+			t.Run("scale-down", func(t *testing.T) { checkLastNodes(t, s, site.keepsNode, site.mayEmpty) })
 
 			p := configDownloadParity(t, s)
 			for file, texts := range site.markers {
@@ -274,5 +309,41 @@ func checkSavedNodes(t *testing.T, s *Suite) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("saved nodes %v, want %v", got, want)
+	}
+}
+
+// checkLastNodes plans (writes nothing) the removal of the last node of
+// each role of keepsNode, which must be refused with its reason, and of
+// each role of mayEmpty, which must go with a warning: the saved nodes and
+// EnabledServices of a real deploy decide.
+func checkLastNodes(t *testing.T, s *Suite, keepsNode map[string]string, mayEmpty []string) {
+	l, err := workdir.New(s.Workload.WorkDir, s.Workload.StackName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostsOf := func(role string) []string {
+		var names []string
+		for _, h := range s.Workload.HostsOf(role) {
+			names = append(names, h.Name)
+		}
+		if len(names) == 0 {
+			t.Fatalf("the workload has no %s node", role)
+		}
+		return names
+	}
+	for role, why := range keepsNode {
+		_, err := l.PlanScaleDown(hostsOf(role), workdir.ScaleDownOptions{})
+		if err == nil || !strings.Contains(err.Error(), "with no node ("+role+"Count: 0), and "+why) {
+			t.Errorf("removing every %s node: %v, want it refused because %s", role, err, why)
+		}
+	}
+	for _, role := range mayEmpty {
+		p, err := l.PlanScaleDown(hostsOf(role), workdir.ScaleDownOptions{})
+		if err != nil || p.Counts[role] != 0 || !strings.Contains(strings.Join(p.Warnings, "\n"), "group "+role+" (role "+role+") has no node left") {
+			t.Errorf("removing every %s node: plan %+v, error %v", role, p, err)
+		}
+	}
+	if _, err := os.Stat(l.ScaleDown()); err == nil {
+		t.Errorf("planning wrote %s", l.ScaleDown())
 	}
 }

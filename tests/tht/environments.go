@@ -45,7 +45,9 @@ const (
 // up to isoMaxIndex.
 //
 // An optional role is left out of the node environment while it has no
-// node (Controller and Compute always have one).
+// node (Controller and Compute always have one). Other roles (Options.Roles
+// and RoleCounts) get the blocks layoutRoles gives them, between
+// Compute's and CephStorage's.
 type nodeRole struct {
 	name     string
 	ipBase   int
@@ -58,7 +60,7 @@ type nodeRole struct {
 
 var nodeRoles = []nodeRole{
 	{name: "Controller", ipBase: 10, maxIndex: 19, isoBase: 10, isoMaxIndex: 19}, // .10-.29
-	{name: "Compute", ipBase: 30, maxIndex: 1999, isoBase: 30, isoMaxIndex: 189}, // 192.168.24.30 up to 192.168.31.237; isolated .30-.219
+	{name: "Compute", ipBase: 30, maxIndex: 1899, isoBase: 30, isoMaxIndex: 149}, // 192.168.24.30 up to 192.168.31.137; isolated .30-.179
 	{name: "CephStorage", ipBase: 2030, maxIndex: 15, isoBase: 220, isoMaxIndex: 29, // 192.168.31.238-.253; isolated .220-.249
 		optional: true},
 }
@@ -83,10 +85,10 @@ func ctlplaneIP(offset int) string {
 }
 
 // maxCtlplaneOffset is the highest ctlplane offset counts and removed
-// indices use.
-func maxCtlplaneOffset(counts map[string]int, removed map[string][]int) int {
+// indices of roles use.
+func maxCtlplaneOffset(roles []nodeRole, counts map[string]int, removed map[string][]int) int {
 	m := 0
-	for _, nr := range nodeRoles {
+	for _, nr := range roles {
 		if total := counts[nr.name] + len(removed[nr.name]); total > 0 && nr.ipBase+total-1 > m {
 			m = nr.ipBase + total - 1
 		}
@@ -296,7 +298,7 @@ func vipEnvironment(tree, cidr string) map[string]any {
 //
 // With iso (network isolation), each host also gets its role's isolated
 // ports (isolation.addPorts).
-func nodeEnvironment(tree, stack string, counts map[string]int, removed map[string][]int, iso *isolation) (map[string]any, []Host, error) {
+func nodeEnvironment(tree, stack string, roles []nodeRole, counts map[string]int, removed map[string][]int, iso *isolation) (map[string]any, []Host, error) {
 	rr := map[string]any{
 		"OS::TripleO::DeployedServer::ControlPlanePort": filepath.Join(tree, "deployed-server", "deployed-neutron-port.yaml"),
 	}
@@ -305,8 +307,8 @@ func nodeEnvironment(tree, stack string, counts map[string]int, removed map[stri
 	portMap := map[string]any{}
 	nodePortMap := map[string]any{}
 	var hosts []Host
-	_, prefix := ctlplaneNet(maxCtlplaneOffset(counts, removed))
-	for _, nr := range nodeRoles {
+	_, prefix := ctlplaneNet(maxCtlplaneOffset(roles, counts, removed))
+	for _, nr := range roles {
 		count := counts[nr.name]
 		if nr.optional && count == 0 && len(removed[nr.name]) == 0 {
 			continue

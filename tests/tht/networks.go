@@ -66,12 +66,12 @@ type isolation struct {
 	domain   string // the overcloud's domain: "localdomain."
 }
 
-// readIsolation reads the enabled networks of networksFile and the
-// networks of each pre-provisioned role of roles.
+// readIsolation reads the enabled networks of networksFile and, from
+// roles, the networks of each provisioned role.
 //
 // With ipv6 each network is its ipv6_subnet (and gateway_ipv6), as in THT's
 // network-data-samples/default-network-isolation-ipv6.yaml.
-func readIsolation(networksFile string, roles []roleData, ipv6 bool) (*isolation, error) {
+func readIsolation(networksFile string, roles []roleData, provisioned []nodeRole, ipv6 bool) (*isolation, error) {
 	b, err := os.ReadFile(networksFile)
 	if err != nil {
 		return nil, fmt.Errorf("tht: network isolation: %w", err)
@@ -109,7 +109,7 @@ func readIsolation(networksFile string, roles []roleData, ipv6 bool) (*isolation
 	for i := range iso.nets {
 		iso.byName[iso.nets[i].Name] = &iso.nets[i]
 	}
-	for _, nr := range nodeRoles {
+	for _, nr := range provisioned {
 		for _, r := range roles {
 			if r.Name != nr.name {
 				continue

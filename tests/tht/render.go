@@ -43,8 +43,17 @@ func checkPython() error {
 // tripleoclient/utils.py jinja_render_files, called from
 // v1/overcloud_deploy.py create_template_dirs), into a cache entry. It returns
 // the rendered tree (a full copy of the source with the j2 files rendered).
-func renderTHT(root string, src *source) (tree string, hit bool, err error) {
-	name := "render-" + shortHash(cacheFormat, src.key, RolesFile, NetworksFile)
+//
+// With specs (Options.Roles) the roles data is generated from the source's
+// roles/ first (generateRoles) and kept in the entry as rolesDataFile; its
+// path is returned as rolesData ("" without specs: the tree's
+// roles_data.yaml).
+func renderTHT(root string, src *source, specs []roleSpec) (tree, rolesData string, hit bool, err error) {
+	parts := []string{cacheFormat, src.key, RolesFile, NetworksFile}
+	for _, s := range specs {
+		parts = append(parts, s.defined+":"+s.name)
+	}
+	name := "render-" + shortHash(parts...)
 	entry, hit, err := cachedDir(root, name, func(tmp string) error {
 		if err := checkPython(); err != nil {
 			return err
@@ -53,8 +62,19 @@ func renderTHT(root string, src *source) (tree string, hit bool, err error) {
 		if err != nil {
 			return err
 		}
+		roles := RolesFile
+		if len(specs) > 0 {
+			b, err := generateRoles(in, specs)
+			if err != nil {
+				return fmt.Errorf("generating the roles data from %s: %w", src.path, err)
+			}
+			roles = filepath.Join(tmp, rolesDataFile)
+			if err := fsutil.WriteFileAtomic(roles, b, 0o644); err != nil {
+				return err
+			}
+		}
 		out := filepath.Join(tmp, "tree")
-		cmd := exec.Command("python3", filepath.Join(in, thtMarker), "-p", in, "-r", RolesFile, "-n", NetworksFile, "-o", out)
+		cmd := exec.Command("python3", filepath.Join(in, thtMarker), "-p", in, "-r", roles, "-n", NetworksFile, "-o", out)
 		cmd.Dir = tmp
 		var buf bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -70,10 +90,16 @@ func renderTHT(root string, src *source) (tree string, hit bool, err error) {
 		return nil
 	})
 	if err != nil {
-		return "", false, err
+		return "", "", false, err
 	}
-	return filepath.Join(entry, "tree"), hit, nil
+	if len(specs) > 0 {
+		rolesData = filepath.Join(entry, rolesDataFile)
+	}
+	return filepath.Join(entry, "tree"), rolesData, hit, nil
 }
+
+// rolesDataFile is the generated roles data in a render's cache entry.
+const rolesDataFile = "roles-data.yaml"
 
 //go:embed tripleo_inputs.py
 var inputsScript []byte

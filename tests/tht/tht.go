@@ -4,7 +4,9 @@
 // stable/wallaby one in ../shared/reference) rendered with its own
 // tools/process-templates.py, and the environment files python-tripleoclient
 // would pass to Heat for an overcloud of pre-provisioned ("deployed") servers:
-// Controller and Compute, network isolation off.
+// by default Controller and Compute with the tree's roles_data.yaml, network
+// isolation off; optionally a CephStorage role, roles generated from the
+// tree's roles/ (roles.go) and the isolated networks (networks.go).
 //
 // Every input follows TripleO's own sources (python-tripleoclient,
 // tripleo-common, tripleo-ansible stable/wallaby); comments name the file each
@@ -58,7 +60,19 @@ type Options struct {
 	// CephStorageCount is the CephStorage nodes provisioned (0: none, the
 	// role left out of the node environment as THT's default has it).
 	CephStorageCount int
-	// Removed lists, per role ("Controller", "Compute", "CephStorage"), node indices
+	// Roles are the `openstack overcloud roles generate` arguments of the
+	// roles data to render and deploy with (roles.go), in order: a role
+	// file of the tree's roles/ ("Networker") or "Defined:New"
+	// ("Compute:ComputeLeaf1"). Empty: the tree's roles_data.yaml. Given,
+	// Controller and Compute get their default counts only when listed.
+	Roles []string
+	// RoleCounts are the nodes of the roles of Roles other than
+	// Controller, Compute and CephStorage (which take the fields above),
+	// by name; each gets an address block of its own (layoutRoles). A
+	// role of the roles data whose CountDefault is above 0 needs a count
+	// here (0 included), as it needs one in baremetal_deployment.yaml.
+	RoleCounts map[string]int
+	// Removed lists, per role ("Controller", "Compute", ...), node indices
 	// removed by earlier scale-downs: they become <Role>RemovalPolicies and
 	// the remaining nodes keep their names, as when baremetal_deployment.yaml
 	// lists them with provisioned: false.
@@ -128,6 +142,9 @@ type Workload struct {
 	// TemplateDir is the rendered tree; Template its overcloud.yaml.
 	TemplateDir string `json:"template_dir"`
 	Template    string `json:"template"`
+	// RolesFile is the roles data the tree was rendered with, where
+	// tripleoclient keeps it: <work dir>/tripleo-<stack>-roles-data.yaml.
+	RolesFile string `json:"roles_file"`
 	// EnvironmentFiles, later ones overriding earlier ones.
 	EnvironmentFiles []string `json:"environment_files"`
 	// Parameters to pass as Heat "parameters": none, tripleoclient passes
@@ -198,10 +215,18 @@ func Generate(o Options) (*Workload, error) {
 	if err := validStackName(o.StackName); err != nil {
 		return nil, err
 	}
-	if o.ControllerCount == 0 {
+	specs, err := parseRoleSpecs(o.Roles)
+	if err != nil {
+		return nil, fmt.Errorf("tht: %w", err)
+	}
+	listed := map[string]bool{}
+	for _, s := range specs {
+		listed[s.name] = true
+	}
+	if o.ControllerCount == 0 && (len(specs) == 0 || listed["Controller"]) {
 		o.ControllerCount = DefaultControllerCount
 	}
-	if o.ComputeCount == 0 {
+	if o.ComputeCount == 0 && (len(specs) == 0 || listed["Compute"]) {
 		o.ComputeCount = DefaultComputeCount
 	}
 	if o.ControllerCount < 0 || o.ComputeCount < 0 {
@@ -235,7 +260,25 @@ func Generate(o Options) (*Workload, error) {
 		return nil, fmt.Errorf("tht: node counts must be positive, got CephStorage %d", o.CephStorageCount)
 	}
 	counts := map[string]int{"Controller": o.ControllerCount, "Compute": o.ComputeCount, "CephStorage": o.CephStorageCount}
-	if _, _, err := nodeEnvironment("", o.StackName, counts, o.Removed, nil); err != nil {
+	for name, n := range o.RoleCounts {
+		switch {
+		case isBuiltinRole(name):
+			return nil, fmt.Errorf("tht: RoleCounts %s: give %s's count in its own field (%sCount)", name, name, name)
+		case n < 0:
+			return nil, fmt.Errorf("tht: node counts must be positive, got %s %d", name, n)
+		}
+		counts[name] = n
+	}
+	layout, err := layoutRoles(specs, counts)
+	if err != nil {
+		return nil, fmt.Errorf("tht: %w", err)
+	}
+	for role := range o.Removed {
+		if !provisions(layout, role) {
+			return nil, fmt.Errorf("tht: removed %s indices: %s is not a provisioned role", role, role)
+		}
+	}
+	if _, _, err := nodeEnvironment("", o.StackName, layout, counts, o.Removed, nil); err != nil {
 		return nil, fmt.Errorf("tht: %w", err) // before any copying
 	}
 	extra := make([]string, len(o.ExtraEnvironments))
@@ -265,7 +308,7 @@ func Generate(o Options) (*Workload, error) {
 		PasswordsFile: passwordsPath(o.WorkDir, o.StackName)}
 
 	start := time.Now()
-	rendered, hit, err := renderTHT(root, thtSrc)
+	rendered, rolesData, hit, err := renderTHT(root, thtSrc, specs)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +325,7 @@ func Generate(o Options) (*Workload, error) {
 	w.Template = filepath.Join(w.TemplateDir, "overcloud.yaml")
 
 	start = time.Now()
-	if err := writeEnvironments(w, o, counts, root, commonSrc); err != nil {
+	if err := writeEnvironments(w, o, layout, counts, rolesData, root, commonSrc); err != nil {
 		return nil, err
 	}
 	w.Timings.Environments = time.Since(start)
@@ -353,7 +396,7 @@ func placeTree(workDir, rendered string) (string, bool, error) {
 //     container_image_prepare_defaults.yaml, as `openstack tripleo container
 //     image prepare default` writes it), 7. the user's own: the tree's
 //     (THTEnvironments), then ExtraEnvironments.
-func writeEnvironments(w *Workload, o Options, counts map[string]int, root string, commonSrc *source) error {
+func writeEnvironments(w *Workload, o Options, layout []nodeRole, counts map[string]int, rolesData, root string, commonSrc *source) error {
 	common, err := readCommon(root, commonSrc)
 	if err != nil {
 		return err
@@ -363,20 +406,41 @@ func writeEnvironments(w *Workload, o Options, counts map[string]int, root strin
 	if err := os.MkdirAll(userEnv, 0o755); err != nil {
 		return err
 	}
-	w.Counts = counts
-	roles, err := readRoles(filepath.Join(tree, RolesFile))
+	w.Counts = map[string]int{}
+	for _, nr := range layout {
+		w.Counts[nr.name] = counts[nr.name]
+	}
+	// utils.py update_working_dir_defaults: the roles data deployed with,
+	// in the working dir.
+	if rolesData == "" {
+		rolesData = filepath.Join(tree, RolesFile)
+	}
+	b, err := os.ReadFile(rolesData)
 	if err != nil {
+		return err
+	}
+	w.RolesFile = filepath.Join(o.WorkDir, rolesDataName(o.StackName))
+	if !fsutil.SameContent(w.RolesFile, b, 0o644) {
+		if err := fsutil.WriteFileAtomic(w.RolesFile, b, 0o644); err != nil {
+			return err
+		}
+	}
+	roles, err := readRoles(w.RolesFile)
+	if err != nil {
+		return err
+	}
+	if err := checkRoleCounts(roles, layout, w.RolesFile); err != nil {
 		return err
 	}
 	var iso *isolation
 	if o.NetworkIsolation {
-		if iso, err = readIsolation(filepath.Join(tree, NetworksFile), roles, o.IPv6); err != nil {
+		if iso, err = readIsolation(filepath.Join(tree, NetworksFile), roles, layout, o.IPv6); err != nil {
 			return err
 		}
 	}
-	cidr, _ := ctlplaneNet(maxCtlplaneOffset(counts, o.Removed))
+	cidr, _ := ctlplaneNet(maxCtlplaneOffset(layout, counts, o.Removed))
 	vipEnv := vipEnvironment(tree, cidr)
-	nodeEnv, hosts, err := nodeEnvironment(tree, o.StackName, counts, o.Removed, iso)
+	nodeEnv, hosts, err := nodeEnvironment(tree, o.StackName, layout, counts, o.Removed, iso)
 	if err != nil {
 		return err
 	}
@@ -431,11 +495,6 @@ func writeEnvironments(w *Workload, o Options, counts map[string]int, root strin
 			return err
 		}
 		mergeEnv(merged, e)
-	}
-	for _, nr := range nodeRoles {
-		if !hasRole(roles, nr.name) && counts[nr.name] > 0 {
-			return fmt.Errorf("tht: %s has no %s role", filepath.Join(w.THTSource, RolesFile), nr.name)
-		}
 	}
 	params, err := enabledServices(merged, roles)
 	if err != nil {

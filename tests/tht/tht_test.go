@@ -534,7 +534,7 @@ func TestCounts(t *testing.T) {
 			wantPolicy:  []any{map[string]any{"resource_list": []any{1}}}},
 		// More nodes than the default /24 holds: the ctlplane widens to a /21.
 		{name: "wide", compute: 300, wantCIDR: "192.168.24.0/21"},
-		{name: "too many", compute: 2001, wantErr: "indices 0-1999 only"},
+		{name: "too many", compute: 1901, wantErr: "indices 0-1899 only"},
 		{name: "removed out of range", compute: 2, removed: map[string][]int{"Compute": {7}}, wantErr: "removed Compute index 7"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -932,9 +932,9 @@ func TestNetworkIsolation(t *testing.T) {
 	}
 
 	// Each role's isolated addresses are a block of the /24 subnets.
-	_, err = Generate(Options{WorkDir: filepath.Join(t.TempDir(), "w"), ComputeCount: 191, NetworkIsolation: true})
-	if err == nil || !strings.Contains(err.Error(), "191 Compute nodes: with network isolation this workload gives isolated addresses to Compute indices 0-189 only") {
-		t.Errorf("191 Computes on /24 networks: %v", err)
+	_, err = Generate(Options{WorkDir: filepath.Join(t.TempDir(), "w"), ComputeCount: 151, NetworkIsolation: true})
+	if err == nil || !strings.Contains(err.Error(), "151 Compute nodes: with network isolation this workload gives isolated addresses to Compute indices 0-149 only") {
+		t.Errorf("151 Computes on /24 networks: %v", err)
 	}
 }
 

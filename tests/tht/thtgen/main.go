@@ -4,6 +4,7 @@
 //
 //	go run ./tests/tht/thtgen -dir /tmp/oc -computes 10
 //	go run ./tests/tht/thtgen -dir /tmp/oc -tht-env environments/services/octavia.yaml
+//	go run ./tests/tht/thtgen -dir /tmp/oc -roles Controller,Networker,Compute -role-count Networker=1
 //	go run ./tests/tht/thtgen -dir /tmp/oc -json
 package main
 
@@ -17,6 +18,20 @@ import (
 
 	"github.com/ephemeral-heat/ephemeral-heat/tests/tht"
 )
+
+type countFlag map[string]int
+
+func (c countFlag) String() string { return fmt.Sprint(map[string]int(c)) }
+
+func (c countFlag) Set(v string) error {
+	role, n, ok := strings.Cut(v, "=")
+	i, err := strconv.Atoi(n)
+	if !ok || err != nil || role == "" {
+		return fmt.Errorf("want ROLE=COUNT (e.g. Networker=1), got %q", v)
+	}
+	c[role] = i
+	return nil
+}
 
 type removedFlag map[string][]int
 
@@ -35,6 +50,8 @@ func (r removedFlag) Set(v string) error {
 func main() {
 	var o tht.Options
 	removed := removedFlag{}
+	roleCounts := countFlag{}
+	var roles string
 	var extra, treeEnvs multiFlag
 	asJSON := flag.Bool("json", false, "print the whole workload (template, environments, hosts, timings) as JSON")
 	flag.StringVar(&o.WorkDir, "dir", "", "work directory to write into (required; created 0700)")
@@ -45,6 +62,8 @@ func main() {
 	flag.IntVar(&o.CephStorageCount, "ceph-storage", 0, "CephStorage nodes")
 	flag.StringVar(&o.StackName, "stack", tht.DefaultStackName, "stack name")
 	flag.Int64Var(&o.DeployIdentifier, "deploy-identifier", tht.DefaultDeployIdentifier, "DeployIdentifier")
+	flag.StringVar(&roles, "roles", "", "roles to generate from the tree's roles/, comma-separated, as `openstack overcloud roles generate` takes them (e.g. Controller,Networker,Compute,Compute:ComputeLeaf1); default the tree's roles_data.yaml")
+	flag.Var(roleCounts, "role-count", "ROLE=COUNT for a role of -roles other than Controller, Compute and CephStorage (repeatable)")
 	flag.Var(removed, "removed", "ROLE:INDEX of a node removed by a scale-down (repeatable)")
 	flag.BoolVar(&o.NetworkIsolation, "network-isolation", false, "provision the tree's isolated networks (network_data.yaml): networks, VIPs and each node's ports, as wallaby's network v2 commands write them")
 	flag.BoolVar(&o.IPv6, "ipv6", false, "with -network-isolation, IPv6 isolated networks (each network's ipv6_subnet)")
@@ -57,6 +76,10 @@ func main() {
 		os.Exit(2)
 	}
 	o.Removed = removed
+	o.RoleCounts = roleCounts
+	if roles != "" {
+		o.Roles = strings.Split(roles, ",")
+	}
 	o.THTEnvironments = treeEnvs
 	o.ExtraEnvironments = extra
 	w, err := tht.Generate(o)
