@@ -212,7 +212,7 @@ func checkRoleCounts(roles []roleData, layout []nodeRole, path string) error {
 	for _, nr := range layout {
 		provisioned[nr.name] = true
 		if !hasRole(roles, nr.name) {
-			return fmt.Errorf("tht: %s has no %s role", path, nr.name)
+			return fmt.Errorf("tht: %s has no %s role to provision %s nodes on", path, nr.name, nr.name)
 		}
 	}
 	for _, r := range roles {
