@@ -10,6 +10,7 @@
 // tree's environments for the services operators commonly add and (site-c)
 // generated composable roles, for the export, the prechecks, the saved
 // nodes, the scale-down's guard of the last nodes and config-download's
-// differential test on them.
+// differential test on them, and a distributed compute site (stack dcn0)
+// deployed from site-a's export.
 // The package has tests only.
 package realtht

@@ -15,6 +15,7 @@ import (
 	"github.com/ephemeral-heat/ephemeral-heat/internal/testutil/heattest"
 	"github.com/ephemeral-heat/ephemeral-heat/internal/workdir"
 	"github.com/ephemeral-heat/ephemeral-heat/tests/tht"
+	"github.com/ephemeral-heat/ephemeral-heat/tests/tripleocommon"
 	"gopkg.in/yaml.v3"
 )
 
@@ -53,9 +54,12 @@ var serviceSites = []struct {
 	markers         map[string][]string
 	keepsNode       map[string]string
 	mayEmpty        []string
+	// dcn: deploy a distributed compute site from this one's export
+	// (checkDCN).
+	dcn bool
 }{
 	{
-		name: "site-a", controllers: 3, computes: 1, cephStorage: 1, publicTLS: true,
+		name: "site-a", controllers: 3, computes: 1, cephStorage: 1, publicTLS: true, dcn: true,
 		environments: []string{
 			"environments/docker-ha.yaml",
 			"environments/ssl/enable-tls.yaml",
@@ -186,19 +190,71 @@ func TestRealTHTServices(t *testing.T) {
 				}
 			}
 			// Every host has the addresses the node environment gave it.
-			inv := readInventoryHosts(t, filepath.Join(p.Ours, "tripleo-ansible-inventory.yaml"))
-			for _, h := range s.Workload.Hosts {
-				if len(h.IPs) == 0 {
-					t.Errorf("host %s: the workload gave it no isolated address", h.Name)
-				}
-				for net, ip := range h.IPs {
-					if got := inv[h.Name][net+"_ip"]; got != ip {
-						t.Errorf("inventory: %s %s_ip = %v, want %s", h.Name, net, got, ip)
-					}
-				}
+			checkHostAddresses(t, s, p)
+			if site.dcn {
+				t.Run("dcn", func(t *testing.T) { checkDCN(t, s) })
 			}
 		})
 	}
+}
+
+// checkHostAddresses: every host of the workload has, in the inventory of
+// our config-download rendering p, the isolated addresses the node
+// environment gave it.
+func checkHostAddresses(t *testing.T, s *Suite, p *tripleocommon.Parity) {
+	t.Helper()
+	inv := readInventoryHosts(t, filepath.Join(p.Ours, "tripleo-ansible-inventory.yaml"))
+	for _, h := range s.Workload.Hosts {
+		if len(h.IPs) == 0 {
+			t.Errorf("host %s: the workload gave it no isolated address", h.Name)
+		}
+		for net, ip := range h.IPs {
+			if got := inv[h.Name][net+"_ip"]; got != ip {
+				t.Errorf("inventory: %s %s_ip = %v, want %s", h.Name, net, got, ip)
+			}
+		}
+	}
+}
+
+// checkDCN deploys a distributed compute site from central's export, as
+// TripleO's multi-stack DCN documentation has it: `openstack overcloud
+// export --stack <central>`, then a stack of its own (dcn0) with the
+// DistributedCompute role (generated roles), environments/dcn.yaml, the
+// export and the site's availability zone, on the same networks. The
+// stack must come up using the central site's endpoints (the export's
+// EndpointMapOverride), and config-download of it must match
+// tripleo-common's.
+func checkDCN(t *testing.T, central *Suite) {
+	l, err := workdir.New(central.Workload.WorkDir, central.Workload.StackName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(l.Export()); err != nil {
+		t.Fatalf("the central site's export: %v", err)
+	}
+	dir := t.TempDir()
+	site := filepath.Join(dir, "dcn0-site.yaml")
+	if err := os.WriteFile(site, []byte("parameter_defaults:\n  NovaComputeAvailabilityZone: dcn0\n  CinderStorageAvailabilityZone: dcn0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &Suite{Heat: central.Heat, Client: central.Client, Opts: tht.Options{WorkDir: filepath.Join(dir, "overcloud-deploy"), StackName: "dcn0",
+		Roles: []string{"DistributedCompute"}, RoleCounts: map[string]int{"DistributedCompute": 1},
+		NetworkIsolation: central.Opts.NetworkIsolation, IPv6: central.Opts.IPv6,
+		THTEnvironments: []string{"environments/dcn.yaml"}, ExtraEnvironments: []string{l.Export(), site}}}
+	if s.Workload, err = tht.Generate(s.Opts); err != nil {
+		t.Fatalf("generating the DCN site: %v", err)
+	}
+	out, d := s.Run(t, s.StackOptions(t))
+	if out.Stack == nil || out.Stack.Status != "CREATE_COMPLETE" {
+		t.Fatalf("DCN create: %+v: %s", out.Stack, out.Msg)
+	}
+	t.Logf("DCN site created from %s's export in %s", central.Workload.StackName, d.Round(time.Second))
+	s.Stack, s.Outcome = heatapi.StackRef{Name: out.Stack.Name, ID: out.Stack.ID}, out
+	if got, want := out.Outputs["KeystoneURL"], central.Outcome.Outputs["KeystoneURL"]; got != want || want == nil {
+		t.Errorf("DCN KeystoneURL %v, want the central site's %v (the export's EndpointMapOverride)", got, want)
+	}
+	p := configDownloadParity(t, s)
+	checkHostAddresses(t, s, p)
 }
 
 // checkNetworkPrecheck runs the deploy's prechecks (as deploy_overcloud.yml
