@@ -35,7 +35,12 @@ const (
 // utils.get_stack_saved_output_item.
 var StackOutputs = []string{"BlacklistedHostnames", "RoleNetIpMap", "BlacklistedIpAddresses",
 	"RoleNetHostnameMap", "KeystoneAdminVip", "KeystoneRegion", "KeystoneURL", "EndpointMap",
-	"VipMap", "EnabledServices", "HostsEntry", "AdminPassword", "GlobalConfig"}
+	"VipMap", OutputEnabledServices, "HostsEntry", "AdminPassword", "GlobalConfig"}
+
+// OutputEnabledServices is the saved output of each role's services (THT's
+// EnabledServices: role name to its service names), which a scale-down
+// reads (controlPlane).
+const OutputEnabledServices = "EnabledServices"
 
 // Layout names the files of one stack's working directory.
 type Layout struct {

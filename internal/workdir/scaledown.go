@@ -97,13 +97,13 @@ var ClusterServices = []string{"pacemaker", "mysql", "oslo_messaging_rpc", "rabb
 // name to its services): nil when it was not saved or is empty (a template
 // without such an output), nil and a warning when it is not such a map.
 func (l Layout) enabledServices() (map[string][]string, string, error) {
-	v, ok, err := l.savedOutput("EnabledServices")
+	v, ok, err := l.savedOutput(OutputEnabledServices)
 	if err != nil || !ok || v == nil {
 		return nil, "", err
 	}
 	m, isMap := v.(map[string]any)
 	if !isMap {
-		return nil, fmt.Sprintf("saved output %s is not a map of role names to service lists (%T): only the group names say which groups keep a node", l.Output("EnabledServices"), v), nil
+		return nil, fmt.Sprintf("saved output %s is not a map of role names to service lists (%T): only the group names say which groups keep a node", l.Output(OutputEnabledServices), v), nil
 	}
 	out := map[string][]string{}
 	for role, list := range m {

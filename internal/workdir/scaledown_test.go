@@ -323,7 +323,7 @@ ComputeLeaf1: [nova_compute, mysql_client]
 			}
 			writeInventory(t, l, inv)
 			if tc.services != "" {
-				if err := os.WriteFile(l.Output("EnabledServices"), []byte(tc.services), 0o600); err != nil {
+				if err := os.WriteFile(l.Output(OutputEnabledServices), []byte(tc.services), 0o600); err != nil {
 					t.Fatal(err)
 				}
 			}

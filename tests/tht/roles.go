@@ -146,8 +146,9 @@ const (
 
 // layoutRoles is the roles a workload provisions: Controller, Compute and
 // CephStorage (as nodeRoles), then each role of counts in the order of
-// specs, with an address block of its own. Controller and Compute are
-// left out when the roles data does not have them and they have no nodes.
+// specs, with an address block of its own. With specs, one of the first
+// three that specs does not list and that has no nodes is left out (one
+// with nodes stays, for checkRoleCounts to refuse).
 func layoutRoles(specs []roleSpec, counts map[string]int) ([]nodeRole, error) {
 	var out []nodeRole
 	listed := map[string]bool{}
