@@ -10,7 +10,8 @@
 // tree's environments for the services operators commonly add and (site-c)
 // generated composable roles, for the export, the prechecks, the saved
 // nodes, the scale-down's guard of the last nodes and config-download's
-// differential test on them, and a distributed compute site (stack dcn0)
-// deployed from site-a's export.
+// differential test on them, and stacks deployed from their exports: a
+// distributed compute site (dcn0, from site-a's) and a Nova cell (cell1,
+// from site-c's cell export).
 // The package has tests only.
 package realtht

@@ -36,6 +36,9 @@ import (
 //     ControllerOpenstack, Database, Messaging and Networker, and a
 //     renamed copy of Compute (Compute:ComputeLeaf1), with cephadm.
 //
+// site-a's export deploys a DCN site (dcnSite), site-c's cell export a
+// Nova cell (cellStack).
+//
 // markers are texts each rendered file must hold, so that the environments
 // are known to have reached the stack. keepsNode are roles whose last node
 // a scale-down must refuse to remove, with the reason it gives; mayEmpty
@@ -54,12 +57,11 @@ var serviceSites = []struct {
 	markers         map[string][]string
 	keepsNode       map[string]string
 	mayEmpty        []string
-	// dcn: deploy a distributed compute site from this one's export
-	// (checkDCN).
-	dcn bool
+	// children are stacks deployed from this one's exports (checkChild).
+	children []childStack
 }{
 	{
-		name: "site-a", controllers: 3, computes: 1, cephStorage: 1, publicTLS: true, dcn: true,
+		name: "site-a", controllers: 3, computes: 1, cephStorage: 1, publicTLS: true, children: []childStack{dcnSite},
 		environments: []string{
 			"environments/docker-ha.yaml",
 			"environments/ssl/enable-tls.yaml",
@@ -124,6 +126,7 @@ var serviceSites = []struct {
 			"Messaging":           "role Messaging runs pacemaker, oslo_messaging_rpc",
 		},
 		mayEmpty: []string{"Networker", "ComputeLeaf1"},
+		children: []childStack{cellStack},
 	},
 }
 
@@ -191,8 +194,8 @@ func TestRealTHTServices(t *testing.T) {
 			}
 			// Every host has the addresses the node environment gave it.
 			checkHostAddresses(t, s, p)
-			if site.dcn {
-				t.Run("dcn", func(t *testing.T) { checkDCN(t, s) })
+			for _, c := range site.children {
+				t.Run(c.name, func(t *testing.T) { checkChild(t, s, c) })
 			}
 		})
 	}
@@ -216,42 +219,82 @@ func checkHostAddresses(t *testing.T, s *Suite, p *tripleocommon.Parity) {
 	}
 }
 
-// checkDCN deploys a distributed compute site from central's export, as
-// TripleO's multi-stack DCN documentation has it: `openstack overcloud
-// export --stack <central>`, then a stack of its own (dcn0) with the
-// DistributedCompute role (generated roles), environments/dcn.yaml, the
-// export and the site's availability zone, on the same networks. The
-// stack must come up using the central site's endpoints (the export's
-// EndpointMapOverride), and config-download of it must match
-// tripleo-common's.
-func checkDCN(t *testing.T, central *Suite) {
+// childStack is a stack deployed from a central stack's export, on the
+// same networks and the same Heat.
+type childStack struct {
+	name  string // the stack's name
+	roles []string
+	// roleCounts: each role's nodes (tht.Options.RoleCounts, Compute
+	// apart).
+	roleCounts   map[string]int
+	computes     int
+	environments []string // of the tree
+	// cellExport: from the central stack's cell export (`openstack
+	// overcloud cell export`), else its export (`overcloud export`).
+	cellExport bool
+	parameters string // parameter_defaults of the child's own environment, YAML
+}
+
+// dcnSite is a distributed compute site, as TripleO's multi-stack DCN
+// documentation deploys one: `openstack overcloud export --stack
+// <central>`, then a stack of its own with the DistributedCompute role,
+// environments/dcn.yaml, the export and the site's availability zone.
+var dcnSite = childStack{name: "dcn0", roles: []string{"DistributedCompute"}, roleCounts: map[string]int{"DistributedCompute": 1},
+	environments: []string{"environments/dcn.yaml"},
+	parameters:   "NovaComputeAvailabilityZone: dcn0\nCinderStorageAvailabilityZone: dcn0\n"}
+
+// cellStack is an additional Nova cell, as TripleO's cells v2
+// documentation deploys one: `openstack overcloud cell export`, then a
+// stack with the roles `roles generate Compute CellController` gives,
+// the export and NovaAdditionalCell.
+var cellStack = childStack{name: "cell1", roles: []string{"Compute", "CellController"}, roleCounts: map[string]int{"CellController": 1},
+	computes: 1, cellExport: true,
+	parameters: "NovaAdditionalCell: true\nNovaLocalMetadataPerCell: true\n"}
+
+// checkChild deploys c from central's export: the stack must come up on
+// the central stack's endpoints (the export's EndpointMapOverride) and
+// with its hosts (ExtraHostFileEntries), and config-download of it must
+// match tripleo-common's.
+func checkChild(t *testing.T, central *Suite, c childStack) {
 	l, err := workdir.New(central.Workload.WorkDir, central.Workload.StackName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(l.Export()); err != nil {
-		t.Fatalf("the central site's export: %v", err)
+	export := l.Export()
+	if c.cellExport {
+		export = l.CellExport()
+	}
+	if _, err := os.Stat(export); err != nil {
+		t.Fatalf("the central stack's export: %v", err)
 	}
 	dir := t.TempDir()
-	site := filepath.Join(dir, "dcn0-site.yaml")
-	if err := os.WriteFile(site, []byte("parameter_defaults:\n  NovaComputeAvailabilityZone: dcn0\n  CinderStorageAvailabilityZone: dcn0\n"), 0o600); err != nil {
+	own := filepath.Join(dir, c.name+"-parameters.yaml")
+	if err := os.WriteFile(own, []byte("parameter_defaults:\n  "+strings.ReplaceAll(strings.TrimSpace(c.parameters), "\n", "\n  ")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := &Suite{Heat: central.Heat, Client: central.Client, Opts: tht.Options{WorkDir: filepath.Join(dir, "overcloud-deploy"), StackName: "dcn0",
-		Roles: []string{"DistributedCompute"}, RoleCounts: map[string]int{"DistributedCompute": 1},
+	s := &Suite{Heat: central.Heat, Client: central.Client, Opts: tht.Options{WorkDir: filepath.Join(dir, "overcloud-deploy"), StackName: c.name,
+		Roles: c.roles, RoleCounts: c.roleCounts, ComputeCount: c.computes,
 		NetworkIsolation: central.Opts.NetworkIsolation, IPv6: central.Opts.IPv6,
-		THTEnvironments: []string{"environments/dcn.yaml"}, ExtraEnvironments: []string{l.Export(), site}}}
+		THTEnvironments: c.environments, ExtraEnvironments: []string{export, own}}}
 	if s.Workload, err = tht.Generate(s.Opts); err != nil {
-		t.Fatalf("generating the DCN site: %v", err)
+		t.Fatalf("generating %s: %v", c.name, err)
 	}
 	out, d := s.Run(t, s.StackOptions(t))
 	if out.Stack == nil || out.Stack.Status != "CREATE_COMPLETE" {
-		t.Fatalf("DCN create: %+v: %s", out.Stack, out.Msg)
+		t.Fatalf("%s create: %+v: %s", c.name, out.Stack, out.Msg)
 	}
-	t.Logf("DCN site created from %s's export in %s", central.Workload.StackName, d.Round(time.Second))
+	t.Logf("%s created from %s's %s in %s", c.name, central.Workload.StackName, filepath.Base(export), d.Round(time.Second))
 	s.Stack, s.Outcome = heatapi.StackRef{Name: out.Stack.Name, ID: out.Stack.ID}, out
 	if got, want := out.Outputs["KeystoneURL"], central.Outcome.Outputs["KeystoneURL"]; got != want || want == nil {
-		t.Errorf("DCN KeystoneURL %v, want the central site's %v (the export's EndpointMapOverride)", got, want)
+		t.Errorf("%s KeystoneURL %v, want the central stack's %v (the export's EndpointMapOverride)", c.name, got, want)
+	}
+	// The central stack's hosts are in the child's /etc/hosts entries (the
+	// export's ExtraHostFileEntries, from the central HostsEntry).
+	hosts := fmt.Sprint(out.Outputs["HostsEntry"])
+	for _, h := range central.Workload.Hosts {
+		if !strings.Contains(hosts, " "+h.Name+" ") && !strings.HasSuffix(hosts, " "+h.Name) && !strings.Contains(hosts, " "+h.Name+"]") {
+			t.Errorf("%s HostsEntry has no entry for the central stack's %s: %.300s", c.name, h.Name, hosts)
+		}
 	}
 	p := configDownloadParity(t, s)
 	checkHostAddresses(t, s, p)
