@@ -163,7 +163,6 @@ func TestRolesRefused(t *testing.T) {
 		{"count of an unlisted role", Options{Roles: []string{"Controller", "Compute"}, RoleCounts: map[string]int{"Networker": 1}},
 			"not one of the roles generated (Controller, Compute)"},
 		{"count without roles", Options{RoleCounts: map[string]int{"Networker": 1}}, "list it in the roles to generate"},
-		{"Controller in RoleCounts", Options{RoleCounts: map[string]int{"Controller": 3}}, "give Controller's count in its own field"},
 		{"negative", Options{Roles: []string{"Controller", "Compute", "Networker"}, RoleCounts: map[string]int{"Networker": -1}}, "got Networker -1"},
 		{"defaults to nodes", Options{Roles: []string{"Controller", "Compute", "ComputeDVR"}},
 			"role ComputeDVR defaults to 1 nodes (CountDefault) and none are provisioned"},
@@ -214,5 +213,26 @@ func TestRoleNetworkNames(t *testing.T) {
 				t.Fatalf("got %v %v, want %v", got, err, c.want)
 			}
 		})
+	}
+}
+
+// RoleCounts wins over the count fields: 0 Computes (a DCN central site)
+// writes ComputeCount 0 and provisions none; Controller 3 over the field's 1.
+func TestRoleCountsOverride(t *testing.T) {
+	reference(t)
+	w, err := Generate(Options{WorkDir: filepath.Join(t.TempDir(), "w"), ControllerCount: 1, RoleCounts: map[string]int{"Compute": 0, "Controller": 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.HostsOf("Compute")) != 0 || len(w.HostsOf("Controller")) != 3 || w.Counts["Compute"] != 0 {
+		t.Errorf("hosts %v, counts %v", w.Hosts, w.Counts)
+	}
+	nodes := parameterDefaults(t, filepath.Join(w.TemplateDir, UserEnvDir, NodeEnv))
+	if c, ok := nodes["ComputeCount"]; !ok || c != 0 || nodes["ControllerCount"] != 3 {
+		t.Errorf("node environment ComputeCount %v (set: %v), ControllerCount %v", c, ok, nodes["ControllerCount"])
+	}
+	params := parameterDefaults(t, filepath.Join(w.TemplateDir, UserEnvDir, ParametersEnv))
+	if l, ok := params["ComputeServices"].([]any); !ok || len(l) != 0 {
+		t.Errorf("ComputeServices %v, want [] for a role without nodes", params["ComputeServices"])
 	}
 }

@@ -66,11 +66,13 @@ type Options struct {
 	// ("Compute:ComputeLeaf1"). Empty: the tree's roles_data.yaml. Given,
 	// Controller and Compute get their default counts only when listed.
 	Roles []string
-	// RoleCounts are the nodes of the roles of Roles other than
-	// Controller, Compute and CephStorage (which take the fields above),
-	// by name; each gets an address block of its own (layoutRoles). A
-	// role of the roles data whose CountDefault is above 0 needs a count
-	// here (0 included), as it needs one in baremetal_deployment.yaml.
+	// RoleCounts are nodes per role, by name: the roles of Roles other
+	// than Controller, Compute and CephStorage, each in an address block
+	// of its own (layoutRoles), and those three too, an entry winning over
+	// the field above (so that {"Compute": 0} provisions none, as count: 0
+	// in baremetal_deployment.yaml does). A role of the roles data whose
+	// CountDefault is above 0 needs a count (0 included), as it needs one
+	// in baremetal_deployment.yaml.
 	RoleCounts map[string]int
 	// Removed lists, per role ("Controller", "Compute", ...), node indices
 	// removed by earlier scale-downs: they become <Role>RemovalPolicies and
@@ -261,10 +263,7 @@ func Generate(o Options) (*Workload, error) {
 	}
 	counts := map[string]int{"Controller": o.ControllerCount, "Compute": o.ComputeCount, "CephStorage": o.CephStorageCount}
 	for name, n := range o.RoleCounts {
-		switch {
-		case isBuiltinRole(name):
-			return nil, fmt.Errorf("tht: RoleCounts %s: give %s's count in its own field (%sCount)", name, name, name)
-		case n < 0:
+		if n < 0 {
 			return nil, fmt.Errorf("tht: node counts must be positive, got %s %d", name, n)
 		}
 		counts[name] = n

@@ -63,7 +63,7 @@ func main() {
 	flag.StringVar(&o.StackName, "stack", tht.DefaultStackName, "stack name")
 	flag.Int64Var(&o.DeployIdentifier, "deploy-identifier", tht.DefaultDeployIdentifier, "DeployIdentifier")
 	flag.StringVar(&roles, "roles", "", "roles to generate from the tree's roles/, comma-separated, as `openstack overcloud roles generate` takes them (e.g. Controller,Networker,Compute,Compute:ComputeLeaf1); default the tree's roles_data.yaml")
-	flag.Var(roleCounts, "role-count", "ROLE=COUNT for a role of -roles other than Controller, Compute and CephStorage (repeatable)")
+	flag.Var(roleCounts, "role-count", "ROLE=COUNT: the nodes of a role of -roles, or of Controller, Compute or CephStorage, winning over their flags (Compute=0: none) (repeatable)")
 	flag.Var(removed, "removed", "ROLE:INDEX of a node removed by a scale-down (repeatable)")
 	flag.BoolVar(&o.NetworkIsolation, "network-isolation", false, "provision the tree's isolated networks (network_data.yaml): networks, VIPs and each node's ports, as wallaby's network v2 commands write them")
 	flag.BoolVar(&o.IPv6, "ipv6", false, "with -network-isolation, IPv6 isolated networks (each network's ipv6_subnet)")
