@@ -23,7 +23,8 @@ import (
 // each with the tree's isolated networks provisioned as wallaby's network
 // v2 commands leave them (tht.Options.NetworkIsolation) and a CephStorage
 // node, and each with what the default workload does not have:
-//   - site-a: three Controllers (a bootstrap node and two others), HA,
+//   - site-a: three Controllers (a bootstrap node and two others) and no
+//     Compute (a DCN central site: its computes are at the edge), HA,
 //     public TLS with a trust anchor, cephadm (external deploy tasks),
 //     Octavia (external post-deploy tasks that write an inventory),
 //     Barbican, Designate, Manila, Ironic in the overcloud, OVN with DVR,
@@ -61,7 +62,8 @@ var serviceSites = []struct {
 	children []childStack
 }{
 	{
-		name: "site-a", controllers: 3, computes: 1, cephStorage: 1, publicTLS: true, children: []childStack{dcnSite},
+		name: "site-a", controllers: 3, cephStorage: 1, publicTLS: true, children: []childStack{dcnSite},
+		roleCounts: map[string]int{"Compute": 0}, // the central site of DCN: its computes are at the edge
 		environments: []string{
 			"environments/docker-ha.yaml",
 			"environments/ssl/enable-tls.yaml",
@@ -77,12 +79,12 @@ var serviceSites = []struct {
 			"environments/enable-swap.yaml",
 		},
 		markers: map[string][]string{
-			"external_post_deploy_steps_tasks.yaml":              {"octavia"},
-			"external_deploy_steps_tasks.yaml":                   {"tripleo_cephadm"},
-			"group_vars/Controller":                              {"enable-chassis-as-gw"},
-			"Controller/config_settings.yaml":                    {"ironic::api"},
-			"Compute/site-a-novacompute-0/ComputeSwapDeployment": {"swap_size_megabytes"},
-			"group_vars/CephStorage":                             {"ceph_osd"},
+			"external_post_deploy_steps_tasks.yaml":                   {"octavia"},
+			"external_deploy_steps_tasks.yaml":                        {"tripleo_cephadm"},
+			"group_vars/Controller":                                   {"enable-chassis-as-gw"},
+			"Controller/config_settings.yaml":                         {"ironic::api"},
+			"Controller/site-a-controller-2/ControllerSwapDeployment": {"swap_size_megabytes"},
+			"group_vars/CephStorage":                                  {"ceph_osd"},
 		},
 		keepsNode: map[string]string{"Controller": `its name contains "controller"`},
 		mayEmpty:  []string{"CephStorage"},
