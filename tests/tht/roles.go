@@ -163,7 +163,7 @@ func layoutRoles(specs []roleSpec, counts map[string]int) ([]nodeRole, error) {
 	}
 	k := 0
 	for _, s := range specs {
-		if isBuiltinRole(s.name) {
+		if provisions(nodeRoles, s.name) {
 			continue
 		}
 		if _, ok := counts[s.name]; !ok {
@@ -178,7 +178,7 @@ func layoutRoles(specs []roleSpec, counts map[string]int) ([]nodeRole, error) {
 		k++
 	}
 	for name := range counts {
-		if !isBuiltinRole(name) && !listed[name] {
+		if !provisions(nodeRoles, name) && !listed[name] {
 			if len(specs) == 0 {
 				return nil, fmt.Errorf("role %s has a node count: list it in the roles to generate (Roles, thtgen -roles), which replace the tree's roles_data.yaml", name)
 			}
@@ -186,15 +186,6 @@ func layoutRoles(specs []roleSpec, counts map[string]int) ([]nodeRole, error) {
 		}
 	}
 	return out, nil
-}
-
-func isBuiltinRole(name string) bool {
-	for _, nr := range nodeRoles {
-		if nr.name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func specNames(specs []roleSpec) []string {
@@ -231,6 +222,7 @@ func checkRoleCounts(roles []roleData, layout []nodeRole, path string) error {
 	return nil
 }
 
+// provisions says whether layout has the role name.
 func provisions(layout []nodeRole, name string) bool {
 	for _, nr := range layout {
 		if nr.name == name {
