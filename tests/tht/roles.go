@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -170,7 +171,7 @@ func layoutRoles(specs []roleSpec, counts map[string]int) ([]nodeRole, error) {
 			continue
 		}
 		if k >= extraRolesMax {
-			return nil, fmt.Errorf("role %s: this workload gives addresses to %d roles besides Controller, Compute and CephStorage", s.name, extraRolesMax)
+			return nil, fmt.Errorf("role %s: this workload gives addresses to %d roles besides Controller, Compute and CephStorage: give fewer of them nodes", s.name, extraRolesMax)
 		}
 		out = append(out, nodeRole{name: s.name,
 			ipBase: extraCtlplaneBase + k*extraCtlplaneSize, maxIndex: extraCtlplaneSize - 1,
@@ -203,8 +204,8 @@ func checkRoleCounts(roles []roleData, layout []nodeRole, path string) error {
 	provisioned := map[string]bool{}
 	for _, nr := range layout {
 		provisioned[nr.name] = true
-		if !hasRole(roles, nr.name) {
-			return fmt.Errorf("tht: %s has no %s role to provision %s nodes on", path, nr.name, nr.name)
+		if !slices.ContainsFunc(roles, func(r roleData) bool { return r.Name == nr.name }) {
+			return fmt.Errorf("tht: %s has no %s role to provision %s nodes on: list it in the roles (Roles, thtgen -roles) or give it no nodes", path, nr.name, nr.name)
 		}
 	}
 	for _, r := range roles {
@@ -224,10 +225,5 @@ func checkRoleCounts(roles []roleData, layout []nodeRole, path string) error {
 
 // provisions says whether layout has the role name.
 func provisions(layout []nodeRole, name string) bool {
-	for _, nr := range layout {
-		if nr.name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(layout, func(nr nodeRole) bool { return nr.name == name })
 }

@@ -532,15 +532,6 @@ func writeEnvironments(w *Workload, o Options, layout []nodeRole, counts map[str
 	return nil
 }
 
-func hasRole(roles []roleData, name string) bool {
-	for _, r := range roles {
-		if r.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 func validStackName(n string) error {
 	for i, c := range n {
 		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' && i > 0 || c == '-' && i > 0
