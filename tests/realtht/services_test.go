@@ -226,15 +226,13 @@ func checkHostAddresses(t *testing.T, s *Suite, p *tripleocommon.Parity) {
 type childStack struct {
 	name  string // the stack's name
 	roles []string
-	// roleCounts: each role's nodes (tht.Options.RoleCounts, Compute
-	// apart).
+	// roleCounts: each role's nodes (tht.Options.RoleCounts).
 	roleCounts   map[string]int
-	computes     int
 	environments []string // of the tree
 	// cellExport: from the central stack's cell export (`openstack
 	// overcloud cell export`), else its export (`overcloud export`).
 	cellExport bool
-	parameters string // parameter_defaults of the child's own environment, YAML
+	parameters map[string]any // parameter_defaults of the child's own environment
 }
 
 // dcnSite is a distributed compute site, as TripleO's multi-stack DCN
@@ -243,15 +241,15 @@ type childStack struct {
 // environments/dcn.yaml, the export and the site's availability zone.
 var dcnSite = childStack{name: "dcn0", roles: []string{"DistributedCompute"}, roleCounts: map[string]int{"DistributedCompute": 1},
 	environments: []string{"environments/dcn.yaml"},
-	parameters:   "NovaComputeAvailabilityZone: dcn0\nCinderStorageAvailabilityZone: dcn0\n"}
+	parameters:   map[string]any{"NovaComputeAvailabilityZone": "dcn0", "CinderStorageAvailabilityZone": "dcn0"}}
 
 // cellStack is an additional Nova cell, as TripleO's cells v2
 // documentation deploys one: `openstack overcloud cell export`, then a
 // stack with the roles `roles generate Compute CellController` gives,
 // the export and NovaAdditionalCell.
-var cellStack = childStack{name: "cell1", roles: []string{"Compute", "CellController"}, roleCounts: map[string]int{"CellController": 1},
-	computes: 1, cellExport: true,
-	parameters: "NovaAdditionalCell: true\nNovaLocalMetadataPerCell: true\n"}
+var cellStack = childStack{name: "cell1", roles: []string{"Compute", "CellController"},
+	roleCounts: map[string]int{"CellController": 1, "Compute": 1}, cellExport: true,
+	parameters: map[string]any{"NovaAdditionalCell": true, "NovaLocalMetadataPerCell": true}}
 
 // checkChild deploys c from central's export: the stack must come up on
 // the central stack's endpoints (the export's EndpointMapOverride) and
@@ -271,11 +269,15 @@ func checkChild(t *testing.T, central *Suite, c childStack) {
 	}
 	dir := t.TempDir()
 	own := filepath.Join(dir, c.name+"-parameters.yaml")
-	if err := os.WriteFile(own, []byte("parameter_defaults:\n  "+strings.ReplaceAll(strings.TrimSpace(c.parameters), "\n", "\n  ")+"\n"), 0o600); err != nil {
+	b, err := yaml.Marshal(map[string]any{"parameter_defaults": c.parameters})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(own, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s := &Suite{Heat: central.Heat, Client: central.Client, Opts: tht.Options{WorkDir: filepath.Join(dir, "overcloud-deploy"), StackName: c.name,
-		Roles: c.roles, RoleCounts: c.roleCounts, ComputeCount: c.computes,
+		Roles: c.roles, RoleCounts: c.roleCounts,
 		NetworkIsolation: central.Opts.NetworkIsolation, IPv6: central.Opts.IPv6,
 		THTEnvironments: c.environments, ExtraEnvironments: []string{export, own}}}
 	if s.Workload, err = tht.Generate(s.Opts); err != nil {
