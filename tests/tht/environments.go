@@ -374,7 +374,12 @@ func writeYAML(path, header string, v any, mode os.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	data := append([]byte("# "+strings.ReplaceAll(header, "\n", "\n# ")+"\n"), b...)
+	return writeChanged(path, append([]byte("# "+strings.ReplaceAll(header, "\n", "\n# ")+"\n"), b...), mode)
+}
+
+// writeChanged writes data to path atomically, leaving an identical file
+// (content and mode) untouched.
+func writeChanged(path string, data []byte, mode os.FileMode) error {
 	if fsutil.SameContent(path, data, mode) {
 		return nil
 	}

@@ -132,9 +132,8 @@ func treeRoles(dir string) []string {
 	return names
 }
 
-// extraBlocks are the address blocks of the provisioned roles other than
-// Controller, Compute and CephStorage, given in the order Options.Roles
-// lists them: block k is ctlplane offsets 1930+20k on (indices 0-19; the
+// The address blocks of the provisioned roles other than Controller,
+// Compute and CephStorage, given in the order Options.Roles lists them: block k is ctlplane offsets 1930+20k on (indices 0-19; the
 // ctlplane is then the /21) and, with network isolation, .180+8k on in
 // each isolated /24 (indices 0-7). Five such roles fit.
 const (
@@ -152,12 +151,8 @@ const (
 // with nodes stays, for checkRoleCounts to refuse).
 func layoutRoles(specs []roleSpec, counts map[string]int) ([]nodeRole, error) {
 	var out []nodeRole
-	listed := map[string]bool{}
-	for _, s := range specs {
-		listed[s.name] = true
-	}
 	for _, nr := range nodeRoles {
-		if len(specs) > 0 && !listed[nr.name] && counts[nr.name] == 0 {
+		if len(specs) > 0 && !lists(specs, nr.name) && counts[nr.name] == 0 {
 			continue
 		}
 		out = append(out, nr)
@@ -178,8 +173,8 @@ func layoutRoles(specs []roleSpec, counts map[string]int) ([]nodeRole, error) {
 			isoBase: extraIsoBase + k*extraIsoSize, isoMaxIndex: extraIsoSize - 1})
 		k++
 	}
-	for name := range counts {
-		if !provisions(nodeRoles, name) && !listed[name] {
+	for _, name := range sortedKeys(counts) {
+		if !provisions(nodeRoles, name) && !lists(specs, name) {
 			if len(specs) == 0 {
 				return nil, fmt.Errorf("role %s has a node count: list it in the roles to generate (Roles, thtgen -roles), which replace the tree's roles_data.yaml", name)
 			}
@@ -187,6 +182,11 @@ func layoutRoles(specs []roleSpec, counts map[string]int) ([]nodeRole, error) {
 		}
 	}
 	return out, nil
+}
+
+// lists says whether specs generate the role name.
+func lists(specs []roleSpec, name string) bool {
+	return slices.ContainsFunc(specs, func(s roleSpec) bool { return s.name == name })
 }
 
 func specNames(specs []roleSpec) []string {

@@ -221,18 +221,11 @@ func Generate(o Options) (*Workload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tht: %w", err)
 	}
-	listed := map[string]bool{}
-	for _, s := range specs {
-		listed[s.name] = true
-	}
-	if o.ControllerCount == 0 && (len(specs) == 0 || listed["Controller"]) {
+	if o.ControllerCount == 0 && (len(specs) == 0 || lists(specs, "Controller")) {
 		o.ControllerCount = DefaultControllerCount
 	}
-	if o.ComputeCount == 0 && (len(specs) == 0 || listed["Compute"]) {
+	if o.ComputeCount == 0 && (len(specs) == 0 || lists(specs, "Compute")) {
 		o.ComputeCount = DefaultComputeCount
-	}
-	if o.ControllerCount < 0 || o.ComputeCount < 0 {
-		return nil, fmt.Errorf("tht: node counts must be positive, got Controller %d, Compute %d", o.ControllerCount, o.ComputeCount)
 	}
 	if o.DeployIdentifier == 0 {
 		o.DeployIdentifier = DefaultDeployIdentifier
@@ -258,15 +251,14 @@ func Generate(o Options) (*Workload, error) {
 	if o.IPv6 && !o.NetworkIsolation {
 		return nil, fmt.Errorf("tht: IPv6 is for the isolated networks: set NetworkIsolation too")
 	}
-	if o.CephStorageCount < 0 {
-		return nil, fmt.Errorf("tht: node counts must be positive, got CephStorage %d", o.CephStorageCount)
-	}
 	counts := map[string]int{"Controller": o.ControllerCount, "Compute": o.ComputeCount, "CephStorage": o.CephStorageCount}
 	for name, n := range o.RoleCounts {
-		if n < 0 {
-			return nil, fmt.Errorf("tht: node counts must be positive, got %s %d", name, n)
-		}
 		counts[name] = n
+	}
+	for _, name := range sortedKeys(counts) {
+		if counts[name] < 0 {
+			return nil, fmt.Errorf("tht: node counts must be positive, got %s %d", name, counts[name])
+		}
 	}
 	layout, err := layoutRoles(specs, counts)
 	if err != nil {
@@ -419,10 +411,8 @@ func writeEnvironments(w *Workload, o Options, layout []nodeRole, counts map[str
 		return err
 	}
 	w.RolesFile = filepath.Join(o.WorkDir, rolesDataName(o.StackName))
-	if !fsutil.SameContent(w.RolesFile, b, 0o644) {
-		if err := fsutil.WriteFileAtomic(w.RolesFile, b, 0o644); err != nil {
-			return err
-		}
+	if err := writeChanged(w.RolesFile, b, 0o644); err != nil {
+		return err
 	}
 	roles, err := readRoles(w.RolesFile)
 	if err != nil {
