@@ -149,23 +149,16 @@ func TestRealTHTServices(t *testing.T) {
 				ControllerCount: site.controllers, ComputeCount: site.computes, CephStorageCount: site.cephStorage,
 				Roles: site.roles, RoleCounts: site.roleCounts,
 				NetworkIsolation: true, IPv6: site.ipv6, THTEnvironments: site.environments}}
-			var err error
-			if s.Workload, err = tht.Generate(s.Opts); err != nil {
-				t.Fatalf("generating the real-THT workload with network isolation and %v: %v", site.environments, err)
-			}
 			s.Heat = heattest.Start(t, nil)
+			var err error
 			if s.Client, err = heatapi.NewNoAuth(s.Heat.Endpoint); err != nil {
 				t.Fatal(err)
 			}
-			out, d := s.Run(t, s.StackOptions(t))
-			if out.Action != stack.ActionCreate || out.Stack == nil || out.Stack.Status != "CREATE_COMPLETE" {
-				t.Fatalf("create: action %s stack %+v: %s", out.Action, out.Stack, out.Msg)
-			}
+			out, d := createWorkload(t, s)
 			if len(out.OutputErrors) > 0 {
 				t.Errorf("output errors: %v", out.OutputErrors)
 			}
 			t.Logf("create with network isolation and %d environments of the tree: %s", len(site.environments), d.Round(time.Second))
-			s.Stack, s.Outcome = heatapi.StackRef{Name: out.Stack.Name, ID: out.Stack.ID}, out
 
 			// Public TLS: the endpoints the overcloud's clients use are https.
 			if u, _ := out.Outputs["KeystoneURL"].(string); strings.HasPrefix(u, "https://") != site.publicTLS {
@@ -201,6 +194,24 @@ func TestRealTHTServices(t *testing.T) {
 			}
 		})
 	}
+}
+
+// createWorkload generates s.Opts' workload and creates its stack through
+// heat_stack on s's Heat, failing the test unless it is CREATE_COMPLETE;
+// it sets s.Workload, s.Stack and s.Outcome.
+func createWorkload(t *testing.T, s *Suite) (stack.Outcome, time.Duration) {
+	t.Helper()
+	var err error
+	if s.Workload, err = tht.Generate(s.Opts); err != nil {
+		t.Fatalf("generating stack %s's real-THT workload (roles %v, environments %v, extra %v): %v",
+			s.Opts.StackName, s.Opts.Roles, s.Opts.THTEnvironments, s.Opts.ExtraEnvironments, err)
+	}
+	out, d := s.Run(t, s.StackOptions(t))
+	if out.Action != stack.ActionCreate || out.Stack == nil || out.Stack.Status != "CREATE_COMPLETE" {
+		t.Fatalf("%s create: action %s stack %+v: %s", s.Opts.StackName, out.Action, out.Stack, out.Msg)
+	}
+	s.Stack, s.Outcome = heatapi.StackRef{Name: out.Stack.Name, ID: out.Stack.ID}, out
+	return out, d
 }
 
 // checkHostAddresses: every host of the workload has, in the inventory of
@@ -280,15 +291,8 @@ func checkChild(t *testing.T, central *Suite, c childStack) {
 		Roles: c.roles, RoleCounts: c.roleCounts,
 		NetworkIsolation: central.Opts.NetworkIsolation, IPv6: central.Opts.IPv6,
 		THTEnvironments: c.environments, ExtraEnvironments: []string{export, own}}}
-	if s.Workload, err = tht.Generate(s.Opts); err != nil {
-		t.Fatalf("generating %s: %v", c.name, err)
-	}
-	out, d := s.Run(t, s.StackOptions(t))
-	if out.Stack == nil || out.Stack.Status != "CREATE_COMPLETE" {
-		t.Fatalf("%s create: %+v: %s", c.name, out.Stack, out.Msg)
-	}
+	out, d := createWorkload(t, s)
 	t.Logf("%s created from %s's %s in %s", c.name, central.Workload.StackName, filepath.Base(export), d.Round(time.Second))
-	s.Stack, s.Outcome = heatapi.StackRef{Name: out.Stack.Name, ID: out.Stack.ID}, out
 	if got, want := out.Outputs["KeystoneURL"], central.Outcome.Outputs["KeystoneURL"]; got != want || want == nil {
 		t.Errorf("%s KeystoneURL %v, want the central stack's %v (the export's EndpointMapOverride)", c.name, got, want)
 	}
