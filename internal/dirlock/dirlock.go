@@ -16,7 +16,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -168,6 +170,19 @@ func open(path string) (*os.File, error) {
 	return f, nil
 }
 
+// namesFile reports whether path still names the open file f (not a
+// removed one, nor another file put in its place); the error is path's.
+func namesFile(path string, f *os.File) (bool, error) {
+	var open, now unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &open); err != nil {
+		return false, err
+	}
+	if err := unix.Lstat(path, &now); err != nil {
+		return false, err
+	}
+	return open.Ino == now.Ino && open.Dev == now.Dev, nil
+}
+
 // readRecord reads the record of an open lock file.
 func readRecord(f *os.File) (record, bool) {
 	b := make([]byte, recordLimit)
@@ -190,7 +205,22 @@ func acquire(ctx context.Context, path string, wait time.Duration, s Subject, to
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
-			break
+			// The holder may have removed the lock file (the directory
+			// deleted) or another file may have taken its name while this
+			// waited: a lock on a file the path no longer names guards
+			// nothing.
+			if current, _ := namesFile(path, f); current {
+				break
+			}
+			f.Close()
+			var err error
+			if f, err = open(path); err != nil {
+				if _, serr := os.Lstat(filepath.Dir(path)); errors.Is(serr, fs.ErrNotExist) {
+					return nil, fmt.Errorf("%s was removed while this waited for its lock: check that it should still exist, and run again", s.Name)
+				}
+				return nil, err
+			}
+			continue
 		}
 		if err != unix.EWOULDBLOCK {
 			f.Close()

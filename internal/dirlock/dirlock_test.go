@@ -273,3 +273,68 @@ func TestRecordRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A waiter whose lock file is removed or replaced while it waits does not
+// take a lock on the file the path no longer names.
+func TestWaiterSeesTheLockFileGo(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		replace bool // a new lock file takes the name
+		wantErr string
+	}{
+		{name: "directory removed", wantErr: "work_dir /x was removed while this waited for its lock"},
+		{name: "lock file replaced", replace: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "wd")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, "w.lock")
+			first, err := Acquire(context.Background(), p, 0, subj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type got struct {
+				l   *Lock
+				err error
+			}
+			done := make(chan got, 1)
+			go func() {
+				l, err := Acquire(context.Background(), p, 10*time.Second, subj)
+				done <- got{l, err}
+			}()
+			time.Sleep(300 * time.Millisecond) // the waiter has opened the old file
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+			if tc.replace {
+				if err := os.Mkdir(dir, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			first.Unlock()
+			g := <-done
+			if tc.wantErr != "" {
+				if g.err == nil || !strings.Contains(g.err.Error(), tc.wantErr) {
+					t.Fatalf("waiter: lock %v, error %v; want an error with %q", g.l, g.err, tc.wantErr)
+				}
+				return
+			}
+			if g.err != nil {
+				t.Fatalf("waiter: %v", g.err)
+			}
+			defer g.l.Unlock()
+			var held, named syscall.Stat_t
+			if err := syscall.Fstat(int(g.l.f.Fd()), &held); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Lstat(p, &named); err != nil || held.Ino != named.Ino {
+				t.Fatalf("the waiter holds a file %s does not name (%v)", p, err)
+			}
+			if Peek(p) == "" {
+				t.Errorf("the new lock file is not held")
+			}
+		})
+	}
+}
