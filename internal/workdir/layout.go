@@ -5,8 +5,9 @@
 // files, the <stack>rc, the deploy archive; and what this collection adds
 // to it: every output in one file, the ResourceGroup members of the last
 // deploy (the nodes file) and the scale-down environment that removes named
-// nodes from every later deploy. Each name and format is defined here once;
-// the playbooks get the paths from the overcloud_workdir module.
+// nodes from every later deploy; and its removal (Remove, for openstack
+// overcloud delete). Each name and format is defined here once; the
+// playbooks get the paths from the overcloud_workdir module.
 package workdir
 
 import (

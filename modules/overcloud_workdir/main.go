@@ -3,7 +3,8 @@
 // stable/wallaby keeps ~/overcloud-deploy/<stack>/: the passwords generated
 // once and reused, the deployment status, the stack's saved outputs,
 // environment and nodes, the export files and <stack>rc, the deploy archive,
-// and the scale-down environment that removes named nodes.
+// and the scale-down environment that removes named nodes; and that removes
+// it, after a backup (openstack overcloud delete).
 package main
 
 import (
@@ -45,6 +46,8 @@ const (
 	actBackup   = "backup"
 	actRestore  = "restore"
 	actMergeInv = "merge_inventory"
+	// delete.go
+	actDelete = "delete"
 )
 
 var spec = &module.Spec{
@@ -53,8 +56,8 @@ var spec = &module.Spec{
 	Params: append([]module.Param{
 		{Name: "work_dir", Type: module.Path, Required: true, Help: "the working directory, e.g. ~/overcloud-deploy/overcloud"},
 		{Name: "stack", Default: "overcloud", Check: stackname.Checker(workdir.StackLimit), Help: "stack name"},
-		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actOCExport, actCephExp, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone, actMigrate, actBackup, actRestore, actMergeInv},
-			Help: "prepare (passwords, paths), status, save (from Heat), export (the deploy's export files and rc), overcloud_export (openstack overcloud export: export_file), overcloud_export_ceph (openstack overcloud export ceph), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded), migrate (a new working dir from an installed Heat's stack), backup (one archive of the working dir into backup_dir), restore (backup_file into work_dir, a new working dir), merge_inventory (the inventory of several stacks)"},
+		{Name: "action", Required: true, Choices: []string{actPrepare, actStatus, actSave, actExport, actOCExport, actCephExp, actArchive, actScaleDown, actLock, actUnlock, actRecord, actPlanRun, actRunDone, actMigrate, actBackup, actRestore, actMergeInv, actDelete},
+			Help: "prepare (passwords, paths), status, save (from Heat), export (the deploy's export files and rc), overcloud_export (openstack overcloud export: export_file), overcloud_export_ceph (openstack overcloud export ceph), archive, scale_down, lock and unlock (the working dir, for a playbook), fingerprint (record a deploy's inputs), plan_run (check an update or upgrade run), run_done (record one that succeeded), migrate (a new working dir from an installed Heat's stack), backup (one archive of the working dir into backup_dir), restore (backup_file into work_dir, a new working dir), merge_inventory (the inventory of several stacks), delete (openstack overcloud delete: the working dir removed, after a backup into backup_dir)"},
 		{Name: "passwords", Type: module.Bool, Default: true, Help: "prepare: generate the passwords file once and reuse it"},
 		{Name: "stage", Choices: lifecycle.Stages, Help: "prepare, status and fingerprint: the deploy's lifecycle stage (prepare: its lifecycle environment goes first among the operator's; status: recorded as deployment_stage; default deploy)"},
 		{Name: "environment_files", Type: module.List, Elements: module.Path, Help: "prepare: the operator's environment files, in order (environment_files returns them with the working dir's and the lifecycle environment placed)"},
@@ -85,7 +88,8 @@ var spec = &module.Spec{
 			Help: "overcloud_export_ceph: the cephx client whose key is exported (client.<name>; tripleoclient's --cephx-key-client-name)"},
 		{Name: "lock_token", NoLog: true, Help: "the token of the working dir's lock a playbook holds (action=lock); the action then does not wait for that lock"},
 		{Name: "lock_wait", Type: module.Int, Default: 30, Range: module.Between(0, 3600), Help: "seconds to wait for another operation on the working dir before failing"},
-		{Name: "backup_dir", Type: module.Path, Help: "backup: the directory the archive is written in (made 0700 if missing)"},
+		{Name: "backup_dir", Type: module.Path, Help: "backup, and delete before it removes anything: the directory the archive is written in (made 0700 if missing)"},
+		{Name: "skip_backup", Type: module.Bool, Default: false, Help: "delete: remove the working dir without writing a backup first"},
 		{Name: "backup_file", Type: module.Path, Help: "restore: the archive a backup wrote (its .sha256 beside it)"},
 		{Name: "owner_pid", Type: module.Int, Default: 0, Range: module.Between(0, 1<<22), Help: "lock: the process the lock is held for, until it ends (0: the ansible-playbook running this task)"},
 		{Name: "database_url", NoLog: true, Help: "migrate: the installed Heat's database (its heat.conf [database] connection, mysql+pymysql://USER:PASSWORD@HOST/heat), only read"},
@@ -112,7 +116,7 @@ func run(ctx *module.Context) (module.Result, error) {
 	action := p.Str("action")
 	for _, n := range append([]string{"status", "phase", "hosts", "allow_empty_group", "fingerprint", "owner_pid",
 		"stage", "templates_dir", "environment_files", "run", "limit", "playbooks", "tags", "skip_tags", "run_digest", "database_url", "backup_dir", "backup_file", "stacks", "work_dirs",
-		"export_file", "force_overwrite", "password_excludes", "cephx_key_client_name"}, heatloc.Names()...) {
+		"export_file", "force_overwrite", "password_excludes", "cephx_key_client_name", "skip_backup"}, heatloc.Names()...) {
 		if p.Given(n) && !allowed(action, n) {
 			return res, fmt.Errorf("parameter %q does not apply to action %s", n, action)
 		}
@@ -129,6 +133,10 @@ func run(ctx *module.Context) (module.Result, error) {
 		// Everything is checked before the lock (which makes the working
 		// dir) is taken.
 		return migrateAction(ctx, l, res)
+	}
+	if action == actDelete {
+		// Likewise: a missing working dir stays missing.
+		return deleteAction(ctx, l, res)
 	}
 	if writes(action) && !ctx.CheckMode {
 		lock, err := l.Lock(context.Background(), p.Str("lock_token"), time.Duration(p.Int("lock_wait"))*time.Second)
@@ -229,7 +237,9 @@ func allowed(action, param string) bool {
 	case "run_digest":
 		return action == actRunDone
 	case "backup_dir":
-		return action == actBackup
+		return action == actBackup || action == actDelete
+	case "skip_backup":
+		return action == actDelete
 	case "backup_file":
 		return action == actRestore
 	case "stacks", "work_dirs":
