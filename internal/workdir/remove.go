@@ -28,11 +28,21 @@ type Deletion struct {
 	// of the regular files.
 	Files int
 	Bytes int64
-	// Heat, in check mode, names the launch of Heat the heat_dir records
-	// (a removal refuses it: it must be stopped first, as the delete
-	// playbook does before it removes anything); "" when there is none.
-	Heat string
+	// Heat, in check mode, is the launch of Heat the heat_dir records,
+	// which a removal refuses (it must be stopped first, as the delete
+	// playbook does before it removes anything); nil when there is none.
+	Heat *HeatLaunched
 }
+
+// HeatLaunched is a removal's refusal of a working dir whose heat_dir
+// records a launch of Heat.
+type HeatLaunched struct {
+	// What is the launch, as the record describes it, and its state.
+	What string
+	err  error
+}
+
+func (h *HeatLaunched) Error() string { return h.err.Error() }
 
 // Remove deletes the working dir with everything in it, as
 // python-tripleoclient stable/wallaby's `openstack overcloud delete` removes
@@ -91,13 +101,14 @@ func (l Layout) Remove(ctx context.Context, check bool, heatWait time.Duration) 
 				return r, fmt.Errorf("heat_dir %s: %w: nothing was removed", hd, err)
 			}
 			if rec != nil {
-				r.Heat = fmt.Sprintf("%s, %s", rec.Describe(), rec.State)
+				what := fmt.Sprintf("%s, %s", rec.Describe(), rec.State)
+				r.Heat = &HeatLaunched{What: what, err: fmt.Errorf("heat_dir %s records a launch of Heat (%s in %s): stop it first "+
+					"(ansible-playbook ephemeral.heat.kill_heat -e stack_name=%s -e work_dir=%s), so that what it started is removed with it; nothing was removed",
+					hd, what, hd.File(heatdir.RecordFile), l.Stack, l.Dir)}
 				if check {
 					return r, nil
 				}
-				return r, fmt.Errorf("heat_dir %s records a launch of Heat (%s, %s in %s): stop it first "+
-					"(ansible-playbook ephemeral.heat.kill_heat -e stack_name=%s -e work_dir=%s), so that what it started is removed with it; nothing was removed",
-					hd, rec.Describe(), rec.State, hd.File(heatdir.RecordFile), l.Stack, l.Dir)
+				return r, r.Heat
 			}
 		}
 	}

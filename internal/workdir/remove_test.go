@@ -101,7 +101,7 @@ func TestRemove(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Remove: %v", err)
 			}
-			if (r.Heat != "") != (tc.name == "launch record in check mode") {
+			if (r.Heat != nil) != (tc.name == "launch record in check mode") {
 				t.Errorf("Remove: Heat %v", r.Heat)
 			}
 			if !r.Existed || !reflect.DeepEqual(r.Entries, tc.want) {

@@ -37,9 +37,11 @@ func deleteAction(ctx *module.Context, l workdir.Layout, res module.Result) (mod
 		return res, err
 	}
 	var notes []string
-	if plan.Heat != "" {
-		// Check mode only: a removal refuses a recorded launch of Heat.
-		notes = append(notes, fmt.Sprintf("its Heat (%s) must be stopped first, as the delete playbook does", plan.Heat))
+	if plan.Heat != nil {
+		if !ctx.CheckMode {
+			return res, plan.Heat
+		}
+		notes = append(notes, fmt.Sprintf("its Heat (%s) must be stopped first, as the delete playbook does", plan.Heat.What))
 	}
 	if !ctx.CheckMode {
 		lock, err := l.Lock(bg, p.Str("lock_token"), wait)
@@ -50,7 +52,7 @@ func deleteAction(ctx *module.Context, l workdir.Layout, res module.Result) (mod
 	}
 	if p.Given("backup_dir") {
 		switch {
-		case plan.Heat != "":
+		case plan.Heat != nil:
 			notes = append(notes, "a backup would then be written in "+p.Str("backup_dir"))
 		case l.Deployed():
 			r, err := backup.Backup(bg, backup.Options{Layout: l, Dir: p.Str("backup_dir"), Now: time.Now(), Check: ctx.CheckMode, Running: heatRunning})

@@ -41,6 +41,24 @@ func TestDeleteAction(t *testing.T) {
 	if r := call(t, map[string]any{"action": "status", "status": "DEPLOYING", "work_dir": wd, "skip_backup": true}); r["failed"] != true {
 		t.Errorf("skip_backup given to status: %v", r)
 	}
+	// A launch of Heat recorded in the heat_dir: refused before the backup;
+	// check mode says it must be stopped first.
+	rec := filepath.Join(wd, "heat-launcher", "launch.json")
+	os.MkdirAll(filepath.Dir(rec), 0o700)
+	os.WriteFile(rec, []byte(`{"version": 1, "state": "running", "launch_id": "x", "heat_type": "native", "endpoint": "http://127.0.0.1:1/v1/admin"}`), 0o600)
+	if r := call(t, map[string]any{"action": "delete", "work_dir": wd, "backup_dir": bdir}); r["failed"] != true ||
+		!strings.Contains(r["msg"].(string), "records a launch of Heat") || !strings.Contains(r["msg"].(string), "kill_heat") {
+		t.Errorf("delete with a launch recorded: %v", r)
+	}
+	if r := call(t, map[string]any{"action": "delete", "work_dir": wd, "backup_dir": bdir, "_ansible_check_mode": true}); r["failed"] == true ||
+		!strings.Contains(r["msg"].(string), "must be stopped first") || !strings.Contains(r["msg"].(string), "a backup would then be written in "+bdir) {
+		t.Errorf("check delete with a launch recorded: %v", r)
+	}
+	if _, err := os.Lstat(bdir); !os.IsNotExist(err) {
+		t.Errorf("a refused delete made backup_dir: %v", err)
+	}
+	os.RemoveAll(filepath.Dir(rec))
+
 	chk := call(t, map[string]any{"action": "delete", "work_dir": wd, "backup_dir": bdir, "_ansible_check_mode": true, "_ansible_diff": true})
 	if chk["failed"] == true || chk["changed"] != true || !strings.Contains(chk["msg"].(string), "would remove work_dir "+wd) ||
 		!strings.Contains(chk["msg"].(string), "would be backed up in "+bdir) {
