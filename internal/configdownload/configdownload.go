@@ -36,8 +36,11 @@ type Outcome struct {
 	Files     Changes
 	StackID   string
 	APICalls  int
-	Warnings  []string
-	Msg       string
+	// DeploymentLookup says how the TripleODeployment resources were
+	// found: LookupStacks or LookupListing ("" with no deployment).
+	DeploymentLookup string
+	Warnings         []string
+	Msg              string
 }
 
 // renderGCPercent is the garbage collector's target while Run renders
@@ -71,6 +74,7 @@ func Run(ctx context.Context, c *heatapi.Client, o RunOptions) (Outcome, error) 
 	f, err := Fetch(ctx, c, o.Stack, o.Release)
 	out.Warnings = append(out.Warnings, f.Warnings...)
 	out.APICalls = f.Calls
+	out.DeploymentLookup = f.Lookup
 	out.StackID = f.Ref.ID
 	if err != nil {
 		return out, err

@@ -31,7 +31,20 @@ type Fetched struct {
 	Ref      heatapi.StackRef
 	Calls    int
 	Warnings []string
+	// Lookup is how the TripleODeployment resources were found
+	// (LookupStacks, LookupListing; "" when there is no deployment).
+	Lookup string
+	// configs are the software configs read so far, by id.
+	configs map[string]*Object
 }
+
+// How Fetch found the TripleODeployment resources: through the stacks of
+// the software deployments (deploymentResources), or by tripleo-common's
+// listing of every nested stack's.
+const (
+	LookupStacks  = "deployment stacks"
+	LookupListing = "nested listing"
+)
 
 func (f *Fetched) warn(format string, args ...any) {
 	f.Warnings = append(f.Warnings, fmt.Sprintf(format, args...))
@@ -51,9 +64,13 @@ type pendingDeployment struct {
 //	1 call  for the stack with its outputs (kept in Heat's key order),
 //	1 call  for every software deployment (their config ids); when there
 //	        is none, nothing else is needed for the deployments,
-//	1 call  for the TripleODeployment resources of every nested stack
-//	        (nested_depth 7, with their attributes),
 //	N calls for the N software configs, concurrently,
+//	the TripleODeployment resources (deploymentResources): 1 call for the
+//	        stacks, 1 for the resources of each stack on the way to a
+//	        deployment's stack, 1 for each deployment's TripleODeployment,
+//	        concurrently; or, for a shape it cannot prove equal, 1 call
+//	        for those of every nested stack (nested_depth 7, with their
+//	        attributes), tripleo-common's,
 //	1 call  for the stack's environment (ContainerCli),
 //	the first three concurrently with the others; and, when needed: the nested stack of a deployment named by its stack,
 //	the group of a deployment named by an index (tripleo-common's
@@ -91,6 +108,7 @@ func Fetch(ctx context.Context, c *heatapi.Client, name string, release Release)
 	f.Calls += dep.Calls
 	f.Warnings = append(f.Warnings, dep.Warnings...)
 	f.Data.Deployments = dep.Data.Deployments
+	f.Lookup = dep.Lookup
 	if outErr != nil {
 		return f, outErr
 	}
@@ -179,10 +197,18 @@ func (f *Fetched) readDeployments(ctx context.Context, c *heatapi.Client, ref he
 	if len(all) == 0 {
 		return nil
 	}
-	res, err := c.ListResources(ctx, ref, heatapi.ResourceListOpts{NestedDepth: NestedDepth, WithDetail: true, Name: []string{DeploymentResource}})
-	f.Calls++
+	res, found, err := f.deploymentResources(ctx, c, ref, all)
 	if err != nil {
-		return fmt.Errorf("listing the %s resources of stack %s: %w", DeploymentResource, ref.Name, err)
+		return err
+	}
+	f.Lookup = LookupStacks
+	if !found {
+		f.Lookup = LookupListing
+		res, err = c.ListResources(ctx, ref, heatapi.ResourceListOpts{NestedDepth: NestedDepth, WithDetail: true, Name: []string{DeploymentResource}})
+		f.Calls++
+		if err != nil {
+			return fmt.Errorf("listing the %s resources of stack %s: %w", DeploymentResource, ref.Name, err)
+		}
 	}
 	// Creation order, as tripleo-common sorts them (stable).
 	sort.SliceStable(res, func(i, j int) bool { return res[i].CreationTime < res[j].CreationTime })
@@ -270,9 +296,21 @@ func (f *Fetched) readDeployments(ctx context.Context, c *heatapi.Client, ref he
 	return nil
 }
 
-// readConfigs reads software configs concurrently, keeping key order.
-func (f *Fetched) readConfigs(ctx context.Context, c *heatapi.Client, ids []string) (map[string]*Object, error) {
+// readConfigs reads software configs concurrently, keeping key order; a
+// config read before is not read again.
+func (f *Fetched) readConfigs(ctx context.Context, c *heatapi.Client, want []string) (map[string]*Object, error) {
 	configs := map[string]*Object{}
+	var ids []string
+	for _, id := range want {
+		if sc, ok := f.configs[id]; ok {
+			configs[id] = sc
+		} else {
+			ids = append(ids, id)
+		}
+	}
+	if f.configs == nil {
+		f.configs = map[string]*Object{}
+	}
 	var mu sync.Mutex
 	var firstErr error
 	work := make(chan string)
@@ -299,6 +337,9 @@ func (f *Fetched) readConfigs(ctx context.Context, c *heatapi.Client, ids []stri
 					firstErr = fmt.Errorf("reading software config %s: %w", id, err)
 				}
 				configs[id] = sc
+				if err == nil {
+					f.configs[id] = sc
+				}
 				mu.Unlock()
 			}
 		}()

@@ -63,6 +63,9 @@ func run(ctx *module.Context) (module.Result, error) {
 		"api_calls":     out.APICalls,
 		"endpoint":      client.Endpoint(),
 	}
+	if out.DeploymentLookup != "" {
+		res["deployment_lookup"] = out.DeploymentLookup
+	}
 	if out.Msg != "" {
 		res["msg"] = out.Msg
 	}

@@ -40,6 +40,7 @@ type cdResult struct {
 	Commit       string   `json:"commit"`
 	Warnings     []string `json:"warnings"`
 	APICalls     int      `json:"api_calls"`
+	Lookup       string   `json:"deployment_lookup"`
 	ChangedFiles struct {
 		Added, Modified, Removed []string
 	} `json:"changed_files"`
@@ -119,12 +120,16 @@ func TestConfigDownloadThroughAnsible(t *testing.T) {
 		r.Inventory != filepath.Join(dest, configdownload.InventoryFile) {
 		t.Errorf("result: %+v", r)
 	}
-	// 2 (stack) + 1 (environment) + 1 (resources) + 1 (deployments) + 5
-	// configs (4 nodes' hiera, the Controller's post-deploy script) + 6 to
-	// name the script's deployment after its group (its members are named
-	// by index) + 1 (the Controller's network config).
-	if r.APICalls != 17 {
-		t.Errorf("%d API calls, want 17", r.APICalls)
+	// 2 (stack) + 1 (environment) + 1 (deployments) + 5 configs (4 nodes'
+	// hiera, the Controller's post-deploy script) + the TripleODeployment
+	// resources without the nested listing: 1 (the stacks) + 8 (the
+	// resources of the stacks on the way: the top stack, the two role
+	// groups, the four nodes, the script's group) + 5 (each deployment's
+	// TripleODeployment) + 6 to name the script's deployment after its
+	// group (its members are named by index) + 1 (the Controller's network
+	// config).
+	if r.APICalls != 30 || r.Lookup != configdownload.LookupStacks {
+		t.Errorf("%d API calls, lookup %q; want 30, %q", r.APICalls, r.Lookup, configdownload.LookupStacks)
 	}
 
 	// The layout.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ephemeral-heat/ephemeral-heat/internal/configdownload"
 	"github.com/ephemeral-heat/ephemeral-heat/tests/tripleocommon"
 )
 
@@ -65,6 +66,16 @@ func configDownloadParity(t *testing.T, s *Suite) *tripleocommon.Parity {
 	}
 	if len(p.Playbooks) < 3 {
 		t.Errorf("playbooks checked: %v", p.Playbooks)
+	}
+	// With software deployments (site-a's swap), ours found them from
+	// their stacks, without the listing of every nested stack: the parity
+	// above holds for that way.
+	files, err := tripleocommon.DeploymentFiles(p.Ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) > 0 && p.Lookup != configdownload.LookupStacks {
+		t.Errorf("%d deployments found by %q, want %q", len(files), p.Lookup, configdownload.LookupStacks)
 	}
 	return p
 }

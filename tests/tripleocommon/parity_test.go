@@ -132,6 +132,11 @@ func sampleParity(t *testing.T, tc Tree, ta *Tree) {
 			if len(p.Playbooks) == 0 {
 				t.Errorf("no playbook was checked")
 			}
+			// Found from the deployments' stacks, not by listing every
+			// nested stack: the parity above holds for that way.
+			if p.Lookup != configdownload.LookupStacks {
+				t.Errorf("the deployments were found by %q, want %q", p.Lookup, configdownload.LookupStacks)
+			}
 			// Each side ran its release's code: zed's ansible-runner
 			// directories, wallaby's NetworkConfig and merged group vars.
 			want, notWant := "artifacts", "Controller/NetworkConfig"

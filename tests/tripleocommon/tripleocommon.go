@@ -620,6 +620,9 @@ type Parity struct {
 	Problems []string
 	// Playbooks are those syntax-checked and compared by --list-tasks.
 	Playbooks []string
+	// Lookup is how ours found the TripleODeployment resources
+	// (configdownload.LookupStacks or LookupListing; "" without any).
+	Lookup string
 }
 
 // DeploymentFiles lists the <Role>/<server>/<deployment> files of a tree.
@@ -710,6 +713,7 @@ func RunParity(ctx context.Context, c *heatapi.Client, stack, workDir string, tc
 	out, err := configdownload.Run(ctx, c, configdownload.RunOptions{Stack: stack, Dest: p.Ours, Commit: true,
 		Release: tc.release()})
 	p.OursTime = time.Since(start)
+	p.Lookup = out.DeploymentLookup
 	if err != nil {
 		return p, out.Warnings, fmt.Errorf("our config download: %w", err)
 	}
