@@ -197,10 +197,7 @@ func (f *Fetched) readDeployments(ctx context.Context, c *heatapi.Client, ref he
 	if len(all) == 0 {
 		return nil
 	}
-	res, found, err := f.deploymentResources(ctx, c, ref, all)
-	if err != nil {
-		return err
-	}
+	res, found := f.deploymentResources(ctx, c, ref, all)
 	f.Lookup = LookupStacks
 	if !found {
 		f.Lookup = LookupListing
@@ -313,42 +310,29 @@ func (f *Fetched) readConfigs(ctx context.Context, c *heatapi.Client, want []str
 	}
 	var mu sync.Mutex
 	var firstErr error
-	work := make(chan string)
-	var wg sync.WaitGroup
-	for w := 0; w < configWorkers && w < len(ids); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for id := range work {
-				var raw json.RawMessage
-				err := c.GetJSON(ctx, []string{"software_configs", id}, nil, &raw)
-				var sc *Object
-				if err == nil {
-					var doc any
-					if doc, err = DecodeJSON(raw); err == nil {
-						if sc = asObject(asObject(doc).Value("software_config")); sc == nil {
-							err = fmt.Errorf("the answer holds no software_config")
-						}
-					}
+	f.each(ids, func(id string) {
+		var raw json.RawMessage
+		err := c.GetJSON(ctx, []string{"software_configs", id}, nil, &raw)
+		var sc *Object
+		if err == nil {
+			var doc any
+			if doc, err = DecodeJSON(raw); err == nil {
+				if sc = asObject(asObject(doc).Value("software_config")); sc == nil {
+					err = fmt.Errorf("the answer holds no software_config")
 				}
-				mu.Lock()
-				f.Calls++
-				if err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("reading software config %s: %w", id, err)
-				}
-				configs[id] = sc
-				if err == nil {
-					f.configs[id] = sc
-				}
-				mu.Unlock()
 			}
-		}()
-	}
-	for _, id := range ids {
-		work <- id
-	}
-	close(work)
-	wg.Wait()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		f.Calls++
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("reading software config %s: %w", id, err)
+		}
+		configs[id] = sc
+		if err == nil {
+			f.configs[id] = sc
+		}
+	})
 	return configs, firstErr
 }
 

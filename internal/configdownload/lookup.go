@@ -39,19 +39,19 @@ const deployStackInput = "deploy_stack_id"
 // stack on the way, a stack missing from a list. Deployments of other
 // stacks on the same Heat (not under root) and below nested_depth are left
 // out, as the listing leaves them.
-func (f *Fetched) deploymentResources(ctx context.Context, c *heatapi.Client, root heatapi.StackRef, all []heatapi.SoftwareDeployment) ([]heatapi.Resource, bool, error) {
+func (f *Fetched) deploymentResources(ctx context.Context, c *heatapi.Client, root heatapi.StackRef, all []heatapi.SoftwareDeployment) ([]heatapi.Resource, bool) {
 	ids := map[string]bool{}
 	for _, d := range all {
 		ids[d.ConfigID] = true
 	}
 	configs, err := f.readConfigs(ctx, c, sortedStringKeys(ids))
 	if err != nil {
-		return nil, false, nil // the listing's way reads what it needs
+		return nil, false // the listing's way reads what it needs
 	}
 	stacks, err := c.ListStacks(ctx, heatapi.StackListOpts{ShowNested: true})
 	f.Calls++
 	if err != nil {
-		return nil, false, nil
+		return nil, false
 	}
 	parent := make(map[string]string, len(stacks))
 	name := make(map[string]string, len(stacks))
@@ -59,7 +59,7 @@ func (f *Fetched) deploymentResources(ctx context.Context, c *heatapi.Client, ro
 		parent[s.ID], name[s.ID] = s.Parent, s.Name
 	}
 	if _, ok := name[root.ID]; !ok {
-		return nil, false, nil
+		return nil, false
 	}
 
 	// The S of each deployment under root, and the chain of stacks from
@@ -69,13 +69,13 @@ func (f *Fetched) deploymentResources(ctx context.Context, c *heatapi.Client, ro
 	for _, d := range all {
 		s := deployStack(configs[d.ConfigID])
 		if s == "" {
-			return nil, false, nil
+			return nil, false
 		}
 		chain := []string{s}
 		for cur := s; cur != root.ID; {
 			p, known := parent[cur]
 			if !known {
-				return nil, false, nil
+				return nil, false
 			}
 			if p == "" {
 				chain = nil // another top-level stack's
@@ -88,13 +88,13 @@ func (f *Fetched) deploymentResources(ctx context.Context, c *heatapi.Client, ro
 			continue
 		}
 		if _, dup := deployOf[s]; dup {
-			return nil, false, nil
+			return nil, false
 		}
 		slices.Reverse(chain)
 		deployOf[s], chains[s] = d.ID, chain
 	}
 	if len(deployOf) == 0 {
-		return nil, true, nil
+		return nil, true
 	}
 
 	// The position of each stack on the way in its parent's resources.
@@ -102,7 +102,7 @@ func (f *Fetched) deploymentResources(ctx context.Context, c *heatapi.Client, ro
 	for _, chain := range chains {
 		for _, a := range chain[:len(chain)-1] {
 			if _, isS := deployOf[a]; isS {
-				return nil, false, nil // Heat does not walk below an S
+				return nil, false // Heat does not walk below an S
 			}
 			ancestors[a] = true
 		}
@@ -110,14 +110,14 @@ func (f *Fetched) deploymentResources(ctx context.Context, c *heatapi.Client, ro
 	position := map[string]int{} // stack -> index among its parent's resources
 	var mu sync.Mutex
 	shapeOK := true
-	err = f.each(sortedStringKeys(ancestors), func(a string) error {
+	f.each(sortedStringKeys(ancestors), func(a string) {
 		res, err := c.ListResources(ctx, heatapi.StackRef{Name: name[a], ID: a}, heatapi.ResourceListOpts{})
 		mu.Lock()
 		defer mu.Unlock()
 		f.Calls++
 		if err != nil {
 			shapeOK = false
-			return nil
+			return
 		}
 		for i, r := range res {
 			if r.Name == DeploymentResource {
@@ -127,61 +127,51 @@ func (f *Fetched) deploymentResources(ctx context.Context, c *heatapi.Client, ro
 				position[r.PhysicalID] = i
 			}
 		}
-		return nil
 	})
-	if err != nil || !shapeOK {
-		return nil, false, err
+	if !shapeOK {
+		return nil, false
 	}
 
 	// Each S's TripleODeployment, as the listing formats it.
 	found := map[string]heatapi.Resource{}
-	err = f.each(sortedStringKeys(deployOf), func(s string) error {
+	f.each(sortedStringKeys(deployOf), func(s string) {
 		res, err := c.ListResources(ctx, heatapi.StackRef{Name: name[s], ID: s}, heatapi.ResourceListOpts{WithDetail: true, Name: []string{DeploymentResource}})
 		mu.Lock()
 		defer mu.Unlock()
 		f.Calls++
 		if err != nil || len(res) != 1 || res[0].Name != DeploymentResource {
 			shapeOK = false
-			return nil
+			return
 		}
 		value := asObject(FromGo(res[0].Attributes["value"]))
 		if dep, _ := value.Value("deployment").(string); dep != deployOf[s] {
 			shapeOK = false
-			return nil
+			return
 		}
 		found[s] = res[0]
-		return nil
 	})
-	if err != nil || !shapeOK {
-		return nil, false, err
+	if !shapeOK {
+		return nil, false
 	}
 
-	path := func(s string) []int {
-		chain := chains[s]
-		p := make([]int, 0, len(chain)-1)
-		for _, st := range chain[1:] {
+	// Heat's order: by each S's path of positions from root.
+	paths := make(map[string][]int, len(found))
+	for s := range found {
+		for _, st := range chains[s][1:] {
 			i, ok := position[st]
 			if !ok {
-				shapeOK = false
+				return nil, false
 			}
-			p = append(p, i)
+			paths[s] = append(paths[s], i)
 		}
-		return p
 	}
 	order := sortedStringKeys(found)
-	paths := make(map[string][]int, len(order))
-	for _, s := range order {
-		paths[s] = path(s)
-	}
-	if !shapeOK {
-		return nil, false, nil
-	}
 	slices.SortStableFunc(order, func(a, b string) int { return slices.Compare(paths[a], paths[b]) })
 	out := make([]heatapi.Resource, 0, len(order))
 	for _, s := range order {
 		out = append(out, found[s])
 	}
-	return out, true, nil
+	return out, true
 }
 
 // deployStack is the id of the stack a derived config's deploy_stack_id
@@ -202,20 +192,17 @@ func deployStack(cfg *Object) string {
 	return ""
 }
 
-// each runs fn on every item, configWorkers at a time; the first error
-// is returned.
-func (f *Fetched) each(items []string, fn func(string) error) error {
+// each runs fn on every item, configWorkers at a time, and returns when
+// all have run.
+func (f *Fetched) each(items []string, fn func(string)) {
 	work := make(chan string)
-	errs := make(chan error, len(items))
 	var wg sync.WaitGroup
 	for w := 0; w < configWorkers && w < len(items); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for it := range work {
-				if err := fn(it); err != nil {
-					errs <- err
-				}
+				fn(it)
 			}
 		}()
 	}
@@ -224,6 +211,4 @@ func (f *Fetched) each(items []string, fn func(string) error) error {
 	}
 	close(work)
 	wg.Wait()
-	close(errs)
-	return <-errs
 }
