@@ -14,12 +14,7 @@ func TestBackupRestoreActions(t *testing.T) {
 	base := t.TempDir()
 	wd := filepath.Join(base, "home1", "overcloud-deploy", "overcloud")
 	bdir := filepath.Join(base, "home1", "overcloud-backup")
-	for _, args := range []map[string]any{{"action": "prepare"}, {"action": "status", "status": "DEPLOY_SUCCESS"}} {
-		args["work_dir"] = wd
-		if r := call(t, args); r["failed"] == true {
-			t.Fatalf("%v: %v", args, r["msg"])
-		}
-	}
+	succeeded(t, wd)
 	check := call(t, map[string]any{"action": "backup", "work_dir": wd, "backup_dir": bdir, "_ansible_check_mode": true, "_ansible_diff": true})
 	if check["failed"] == true || check["changed"] != true || !strings.Contains(check["msg"].(string), "would write") {
 		t.Fatalf("check backup: %v", check)
@@ -75,5 +70,17 @@ func TestBackupRestoreActions(t *testing.T) {
 	// The restored working dir is ours: the next prepare keeps its passwords.
 	if p := call(t, map[string]any{"action": "prepare", "work_dir": target}); p["failed"] == true || p["changed"] != false {
 		t.Errorf("prepare on the restored working dir: %v", p)
+	}
+}
+
+// succeeded makes wd the working dir of a deploy of stack overcloud that
+// succeeded: its passwords and status, as the deploy playbook writes them.
+func succeeded(t *testing.T, wd string) {
+	t.Helper()
+	for _, args := range []map[string]any{{"action": "prepare"}, {"action": "status", "status": "DEPLOY_SUCCESS"}} {
+		args["work_dir"] = wd
+		if r := call(t, args); r["failed"] == true {
+			t.Fatalf("%v: %v", args, r["msg"])
+		}
 	}
 }

@@ -14,12 +14,7 @@ func TestDeleteAction(t *testing.T) {
 	base := t.TempDir()
 	wd := filepath.Join(base, "overcloud-deploy", "overcloud")
 	bdir := filepath.Join(base, "overcloud-backup")
-	for _, args := range []map[string]any{{"action": "prepare"}, {"action": "status", "status": "DEPLOY_SUCCESS"}} {
-		args["work_dir"] = wd
-		if r := call(t, args); r["failed"] == true {
-			t.Fatalf("%v: %v", args, r["msg"])
-		}
-	}
+	succeeded(t, wd)
 	notDir := filepath.Join(base, "a-file")
 	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
 		t.Fatal(err)
