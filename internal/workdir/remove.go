@@ -89,7 +89,9 @@ func (l Layout) Remove(ctx context.Context, check bool, heatWait time.Duration) 
 	}
 	var heatLock *heatdir.Lock
 	if hd, err := heatdir.At(l.HeatDir()); err == nil {
-		if _, err := os.Lstat(hd.Path()); err == nil {
+		// A heat_dir that is not a directory (a symlink: removed as one)
+		// holds no launch of ours.
+		if st, err := os.Lstat(hd.Path()); err == nil && st.IsDir() {
 			if !check {
 				if heatLock, err = hd.Lock(ctx, heatWait); err != nil {
 					return r, err

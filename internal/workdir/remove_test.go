@@ -58,11 +58,27 @@ func TestRemove(t *testing.T) {
 		check   bool
 		wantErr string // nothing is removed
 		want    []string
+		after   func(t *testing.T, l Layout)
 	}{
 		{name: "deployed working dir", want: all},
 		{name: "check mode removes nothing", check: true, want: all},
 		{name: "launch record", wantErr: "records a launch of Heat", setup: launchRecord},
 		{name: "launch record in check mode", check: true, want: all, setup: launchRecord},
+		{name: "heat_dir a symlink", want: all, setup: func(t *testing.T, l Layout) {
+			// Its target holds a launch record: not ours to look at or remove.
+			target := filepath.Join(filepath.Dir(filepath.Dir(l.Dir)), "elsewhere")
+			if err := os.Rename(l.HeatDir(), target); err != nil {
+				t.Fatal(err)
+			}
+			writeLaunchRecord(t, target)
+			if err := os.Symlink(target, l.HeatDir()); err != nil {
+				t.Fatal(err)
+			}
+		}, after: func(t *testing.T, l Layout) {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(l.Dir)), "elsewhere", "launch.json")); err != nil {
+				t.Errorf("the symlinked heat_dir's target: %v", err)
+			}
+		}},
 		{name: "another stack's passwords", wantErr: "also holds the deployment of stack(s) central", setup: func(t *testing.T, l Layout) {
 			os.WriteFile(filepath.Join(l.Dir, "central-passwords.yaml"), nil, 0o600)
 		}},
@@ -120,6 +136,9 @@ func TestRemove(t *testing.T) {
 			if _, err := os.Stat(filepath.Dir(l.Dir)); err != nil {
 				t.Errorf("the working dir's parent: %v", err)
 			}
+			if tc.after != nil {
+				tc.after(t, l)
+			}
 			if tc.check {
 				return
 			}
@@ -132,8 +151,11 @@ func TestRemove(t *testing.T) {
 }
 
 // launchRecord records a launch of Heat in l's heat_dir.
-func launchRecord(t *testing.T, l Layout) {
-	d, _ := heatdir.At(l.HeatDir())
+func launchRecord(t *testing.T, l Layout) { writeLaunchRecord(t, l.HeatDir()) }
+
+// writeLaunchRecord records a launch of Heat in heat_dir dir.
+func writeLaunchRecord(t *testing.T, dir string) {
+	d, _ := heatdir.At(dir)
 	rec := &heatdir.Record{State: heatdir.Running, HeatType: "native", LaunchID: "x", Endpoint: "http://127.0.0.1:1/v1/admin"}
 	if err := d.WriteRecord(rec); err != nil {
 		t.Fatal(err)
