@@ -81,6 +81,9 @@ func (f *Fetched) deploymentResources(ctx context.Context, c *heatapi.Client, ro
 				chain = nil // another top-level stack's
 				break
 			}
+			if len(chain) > len(parent) {
+				return nil, false // parents in a loop: not Heat's answer
+			}
 			chain = append(chain, p)
 			cur = p
 		}

@@ -165,6 +165,7 @@ func TestDeploymentResources(t *testing.T) {
 			f.resources["g"] = f.resources["g"][:1]
 		}},
 		{name: "a stack the list does not have", change: func(f *fakeTree) { delete(f.parent, "g") }},
+		{name: "parents in a loop", change: func(f *fakeTree) { f.parent["g"] = "aa2" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tree := newFakeTree()
