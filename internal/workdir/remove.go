@@ -87,31 +87,15 @@ func (l Layout) Remove(ctx context.Context, check bool, heatWait time.Duration) 
 	if err := l.survey(st, &r); err != nil {
 		return r, err
 	}
-	var heatLock *heatdir.Lock
-	if hd, err := heatdir.At(l.HeatDir()); err == nil {
-		// A heat_dir that is not a directory (a symlink: removed as one)
-		// holds no launch of ours.
-		if st, err := os.Lstat(hd.Path()); err == nil && st.IsDir() {
-			if !check {
-				if heatLock, err = hd.Lock(ctx, heatWait); err != nil {
-					return r, err
-				}
-				defer heatLock.Unlock()
-			}
-			rec, err := hd.ReadRecord()
-			if err != nil {
-				return r, fmt.Errorf("heat_dir %s: %w: nothing was removed", hd, err)
-			}
-			if rec != nil {
-				what := fmt.Sprintf("%s, %s", rec.Describe(), rec.State)
-				r.Heat = &HeatLaunched{What: what, err: fmt.Errorf("heat_dir %s records a launch of Heat (%s in %s): stop it first "+
-					"(ansible-playbook ephemeral.heat.kill_heat -e stack_name=%s -e work_dir=%s), so that what it started is removed with it; nothing was removed",
-					hd, what, hd.File(heatdir.RecordFile), l.Stack, l.Dir)}
-				if check {
-					return r, nil
-				}
-				return r, r.Heat
-			}
+	launch, unlock, err := l.heatLaunch(ctx, check, heatWait)
+	if err != nil {
+		return r, err
+	}
+	defer unlock()
+	if launch != nil {
+		r.Heat = launch
+		if !check {
+			return r, launch
 		}
 	}
 	if check {
@@ -134,10 +118,46 @@ func (l Layout) Remove(ctx context.Context, check bool, heatWait time.Duration) 
 		for _, e := range left {
 			names = append(names, e.Name())
 		}
-		return r, fmt.Errorf("removing work_dir %s: %w (it holds %s, written while it was removed: by whom?); nothing else of it is left",
-			l.Dir, err, strings.Join(names, ", "))
+		return r, fmt.Errorf("removing work_dir %s: %w: it holds %s, written while it was removed; find what wrote there (another playbook on this working dir?), "+
+			"then remove them or run the delete again; nothing else of it is left", l.Dir, err, strings.Join(names, ", "))
 	}
 	return r, nil
+}
+
+// heatLaunch returns the launch of Heat the heat_dir records (nil: none),
+// holding the heat_dir's lock until unlock unless check. A heat_dir that is
+// not a directory (a symlink: removed as one) holds no launch of ours.
+func (l Layout) heatLaunch(ctx context.Context, check bool, wait time.Duration) (*HeatLaunched, func(), error) {
+	unlock := func() {}
+	dir, err := filepath.Abs(l.HeatDir())
+	if err != nil {
+		return nil, unlock, fmt.Errorf("heat_dir %s: %w: nothing was removed", l.HeatDir(), err)
+	}
+	hd, err := heatdir.At(dir)
+	if err != nil {
+		return nil, unlock, err
+	}
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return nil, unlock, nil
+	}
+	if !check {
+		lock, err := hd.Lock(ctx, wait)
+		if err != nil {
+			return nil, unlock, err
+		}
+		unlock = lock.Unlock
+	}
+	rec, err := hd.ReadRecord()
+	if err != nil {
+		return nil, unlock, fmt.Errorf("heat_dir %s: %w: nothing was removed", hd, err)
+	}
+	if rec == nil {
+		return nil, unlock, nil
+	}
+	what := fmt.Sprintf("%s, %s", rec.Describe(), rec.State)
+	return &HeatLaunched{What: what, err: fmt.Errorf("heat_dir %s records a launch of Heat (%s in %s): stop it first "+
+		"(ansible-playbook ephemeral.heat.kill_heat -e stack_name=%s -e work_dir=%s), so that what it started is removed with it; nothing was removed",
+		hd, what, hd.File(heatdir.RecordFile), l.Stack, l.Dir)}, unlock, nil
 }
 
 // entries lists the working dir's entries but its marker and lock.
@@ -160,8 +180,14 @@ func (l Layout) entries() ([]string, error) {
 // deployment: its passwords, its deployment status, its config-download.
 func (l Layout) onlyThisStack(names []string) error {
 	others := map[string]bool{}
+	// The names the layout gives a stack's passwords and status, without
+	// the stack.
+	var suffixes []string
+	for _, p := range []string{l.Passwords(), l.Status()} {
+		suffixes = append(suffixes, strings.TrimPrefix(filepath.Base(p), l.Stack))
+	}
 	for _, n := range names {
-		for _, suffix := range []string{"-passwords.yaml", "-deployment_status.yaml"} {
+		for _, suffix := range suffixes {
 			// tripleo-<stack>-passwords.yaml is `openstack tripleo
 			// deploy`'s name for this stack's.
 			if s, ok := strings.CutSuffix(n, suffix); ok && s != l.Stack && s != "tripleo-"+l.Stack && s != "" {

@@ -161,3 +161,25 @@ func writeLaunchRecord(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// A relative work_dir (the command line's) still has its launch record
+// looked at: the heat_dir is made absolute, not skipped.
+func TestRemoveRelativeWorkDir(t *testing.T) {
+	l, _ := removeFixture(t)
+	launchRecord(t, l)
+	wd, _ := os.Getwd()
+	if err := os.Chdir(filepath.Dir(l.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	rel, err := New(filepath.Base(l.Dir), l.Stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rel.Remove(context.Background(), false, time.Second); err == nil || !strings.Contains(err.Error(), "records a launch of Heat") {
+		t.Fatalf("Remove of a relative work_dir with a launch recorded: %v", err)
+	}
+	if _, err := os.Stat(l.Passwords()); err != nil {
+		t.Errorf("the refused Remove removed the passwords: %v", err)
+	}
+}
